@@ -1,0 +1,65 @@
+package dev.sandboxkit;
+
+/**
+ * A handle on one session's sandbox, returned by {@link SandboxManager#acquire}. Thread-safe: several
+ * threads may exec at once. The handle survives idle reaping: the next exec resumes transparently
+ * with a fresh container on the same workdir. It stops working once the session is destroyed.
+ *
+ * <p>{@link #close()} releases the handle, so a try-with-resources block suits single-use
+ * ({@linkplain SandboxSpec#ephemeral() ephemeral}) sandboxes.
+ */
+public interface Sandbox extends AutoCloseable {
+
+    /**
+     * The session this sandbox belongs to.
+     *
+     * @return the session id
+     */
+    String sessionId();
+
+    /**
+     * Runs a command and waits for it. Resumes the session first if it was reaped.
+     *
+     * @param request what to run
+     * @return the result; a non-zero exit code or a timeout is reported here, not thrown
+     * @throws SandboxNotFoundException if the session was destroyed or released (ephemeral)
+     * @throws SandboxExecException     if the command could not be run or its output not read
+     */
+    ExecResult exec(ExecRequest request);
+
+    /**
+     * Runs a program with arguments, without a shell.
+     *
+     * @param argv program and arguments
+     * @return the result
+     */
+    default ExecResult exec(String... argv) {
+        return exec(ExecRequest.of(argv));
+    }
+
+    /**
+     * A fresh snapshot of the session.
+     *
+     * @return the session's info
+     * @throws SandboxNotFoundException if the session no longer exists
+     */
+    SessionInfo info();
+
+    /** Resets the idle clock without running anything. */
+    void keepAlive();
+
+    /**
+     * Ends this use of the sandbox. A persistent sandbox stays until its idle TTL; an ephemeral one
+     * is hard-killed and its workdir purged at once.
+     */
+    void release();
+
+    /** Removes the container and the workdir. Idempotent. */
+    void destroy();
+
+    /** Same as {@link #release()}. */
+    @Override
+    default void close() {
+        release();
+    }
+}

@@ -1,0 +1,314 @@
+package dev.sandboxkit;
+
+import dev.sandboxkit.internal.LifecycleEngine;
+import dev.sandboxkit.internal.ManagerSettings;
+import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.spi.SessionStore;
+
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ScheduledExecutorService;
+
+/**
+ * Owns the sandbox lifecycle for many agent sessions, in-process. Thread-safe.
+ *
+ * <p>Each session id maps to at most one live container. {@link #acquire} creates it, returns the
+ * live one, or resumes a reaped one on the same workdir. Containers idle for longer than
+ * {@link Builder#idleTimeout(Duration)} are removed by a reaper that runs on the manager's
+ * scheduler; the next call on the session starts a fresh container transparently.
+ *
+ * <pre>{@code
+ * try (SandboxManager manager = SandboxManager.builder()
+ *         .workspaceRoot(Path.of("/var/lib/sandboxkit"))
+ *         .idleTimeout(Duration.ofMinutes(30))
+ *         .build()) {
+ *     Sandbox sandbox = manager.acquire("chat-42", SandboxSpec.builder().image("python:3.12-slim").build());
+ *     ExecResult r = sandbox.exec(ExecRequest.shell("echo hi > note.txt && cat note.txt"));
+ * }
+ * }</pre>
+ */
+public interface SandboxManager extends AutoCloseable {
+
+    /**
+     * Starts configuring a manager.
+     *
+     * @return a new builder
+     */
+    static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Returns the session's sandbox: the live one, a resumed one on the same workdir, or a new one.
+     * Concurrent acquires of one session never create two containers. If the session is live with a
+     * different spec, its container is replaced (the workdir stays).
+     *
+     * @param sessionId the caller's session id: 1-128 characters from {@code [A-Za-z0-9._:@+=-]}, starting
+     *                  with a letter or digit
+     * @param spec      what the container looks like
+     * @return a handle on the sandbox
+     * @throws IllegalArgumentException     if the session id is invalid
+     * @throws SandboxAcquireException      if the sandbox cannot be started, is single-use and already
+     *                                      released, or is held by another live manager
+     * @throws SandboxUnavailableException  if the backend cannot be reached
+     */
+    Sandbox acquire(String sessionId, SandboxSpec spec);
+
+    /**
+     * Runs a command in the session's sandbox, resuming it first if it was reaped.
+     *
+     * @param sessionId the session
+     * @param request   what to run
+     * @return the result; a non-zero exit code or a timeout is reported here, not thrown
+     * @throws SandboxNotFoundException if the session does not exist or was destroyed
+     */
+    ExecResult exec(String sessionId, ExecRequest request);
+
+    /**
+     * Resets the session's idle clock (a heartbeat). Does not resume a suspended session.
+     *
+     * @param sessionId the session
+     * @throws SandboxNotFoundException if the session does not exist or was destroyed
+     */
+    void keepAlive(String sessionId);
+
+    /**
+     * A snapshot of the session, if the store knows it.
+     *
+     * @param sessionId the session
+     * @return the session's info, or empty
+     */
+    Optional<SessionInfo> session(String sessionId);
+
+    /**
+     * Ends a use of the session. A persistent session's container stays until the idle TTL; an
+     * ephemeral one is hard-killed and its workdir purged at once, and the session can never be used again.
+     *
+     * @param sessionId the session
+     */
+    void release(String sessionId);
+
+    /**
+     * Removes the session's container and workdir. Idempotent. Later use of the session id through an
+     * old handle or {@link #exec} is "not found"; {@link #acquire} starts a new, empty session.
+     *
+     * @param sessionId the session
+     */
+    void destroy(String sessionId);
+
+    /**
+     * This manager's instance id, written as the owner label on every container it creates.
+     *
+     * @return the instance id
+     */
+    String instanceId();
+
+    /**
+     * The name of the driver in use, for example {@code docker}.
+     *
+     * @return driver name
+     */
+    String driverName();
+
+    /**
+     * Stops the reaper, suspends every session this manager holds (removing its container, keeping
+     * its workdir; ephemeral sessions are purged), then closes what the manager itself created:
+     * its scheduler, its driver and its store. Instances passed to the builder are left open.
+     */
+    @Override
+    void close();
+
+    /**
+     * Configures a {@link SandboxManager}. Each option may be set once; {@link #build()} returns an
+     * immutable, running manager. Not thread-safe.
+     */
+    final class Builder {
+        private String driverName;
+        private SandboxDriver driver;
+        private Path workspaceRoot;
+        private Duration idleTimeout;
+        private Duration reaperInterval;
+        private Duration leaseDuration;
+        private SessionStore store;
+        private Clock clock;
+        private ScheduledExecutorService scheduler;
+        private String instanceId;
+        private final Map<String, String> driverProperties = new LinkedHashMap<>();
+
+        Builder() {
+        }
+
+        /**
+         * Chooses a driver by name ({@code docker}, {@code kubernetes}); otherwise the system property
+         * {@code sandboxkit.driver}, then the available driver with the highest priority, is used.
+         *
+         * @param name driver name
+         * @return this builder
+         */
+        public Builder driver(String name) {
+            requireUnset(driverName == null && driver == null, "driver");
+            this.driverName = Objects.requireNonNull(name, "name");
+            return this;
+        }
+
+        /**
+         * Uses this driver instance. The manager does not close it.
+         *
+         * @param instance the driver
+         * @return this builder
+         */
+        public Builder driver(SandboxDriver instance) {
+            requireUnset(driverName == null && driver == null, "driver");
+            this.driver = Objects.requireNonNull(instance, "instance");
+            return this;
+        }
+
+        /**
+         * Where per-session workdirs are created (Docker driver). Default: {@code sandboxkit.workspaceRoot}
+         * system property, else {@code ${java.io.tmpdir}/sandboxkit}.
+         *
+         * @param root a host directory
+         * @return this builder
+         */
+        public Builder workspaceRoot(Path root) {
+            requireUnset(workspaceRoot == null, "workspaceRoot");
+            this.workspaceRoot = Objects.requireNonNull(root, "root");
+            return this;
+        }
+
+        /**
+         * How long a sandbox may stay idle before its container is reaped. Default 30 minutes.
+         * Acquire, exec and keep-alive reset the clock; a running exec counts as activity.
+         *
+         * @param ttl idle TTL
+         * @return this builder
+         */
+        public Builder idleTimeout(Duration ttl) {
+            requireUnset(idleTimeout == null, "idleTimeout");
+            this.idleTimeout = requirePositive(ttl, "idleTimeout");
+            return this;
+        }
+
+        /**
+         * How often the reaper looks for idle sandboxes. Default: a quarter of the idle TTL, at most
+         * one second. A sandbox is reaped within TTL + this interval.
+         *
+         * @param interval reaper period
+         * @return this builder
+         */
+        public Builder reaperInterval(Duration interval) {
+            requireUnset(reaperInterval == null, "reaperInterval");
+            this.reaperInterval = requirePositive(interval, "reaperInterval");
+            return this;
+        }
+
+        /**
+         * How long this manager's ownership of its sessions lasts without renewal; renewed every third of
+         * it. After a crash, another manager sharing the store may take the sessions over once it has
+         * passed. Default 30 seconds.
+         *
+         * @param lease lease duration
+         * @return this builder
+         */
+        public Builder leaseDuration(Duration lease) {
+            requireUnset(leaseDuration == null, "leaseDuration");
+            this.leaseDuration = requirePositive(lease, "leaseDuration");
+            return this;
+        }
+
+        /**
+         * Where session metadata lives. Default: an in-memory store, closed with the manager.
+         *
+         * @param sessionStore the store; the manager does not close it
+         * @return this builder
+         */
+        public Builder store(SessionStore sessionStore) {
+            requireUnset(store == null, "store");
+            this.store = Objects.requireNonNull(sessionStore, "sessionStore");
+            return this;
+        }
+
+        /**
+         * The clock for idle and lifetime accounting. Default: the system UTC clock.
+         *
+         * @param time the clock
+         * @return this builder
+         */
+        public Builder clock(Clock time) {
+            requireUnset(clock == null, "clock");
+            this.clock = Objects.requireNonNull(time, "time");
+            return this;
+        }
+
+        /**
+         * Runs the reaper and other housekeeping on this scheduler; the manager does not shut it down.
+         * Default: two named daemon threads owned by the manager.
+         *
+         * @param executor the scheduler
+         * @return this builder
+         */
+        public Builder scheduler(ScheduledExecutorService executor) {
+            requireUnset(scheduler == null, "scheduler");
+            this.scheduler = Objects.requireNonNull(executor, "executor");
+            return this;
+        }
+
+        /**
+         * This manager's instance id, used as the owner label. Default: random. Two live managers must
+         * never share one.
+         *
+         * @param id instance id, 1-63 characters from {@code [A-Za-z0-9._-]}
+         * @return this builder
+         */
+        public Builder instanceId(String id) {
+            requireUnset(instanceId == null, "instanceId");
+            this.instanceId = Objects.requireNonNull(id, "id");
+            return this;
+        }
+
+        /**
+         * A driver-specific setting, for example {@code docker.host}. Each key may be set once.
+         *
+         * @param key   setting name
+         * @param value setting value
+         * @return this builder
+         */
+        public Builder driverProperty(String key, String value) {
+            requireUnset(!driverProperties.containsKey(key), "driverProperty " + key);
+            driverProperties.put(Objects.requireNonNull(key, "key"), Objects.requireNonNull(value, "value"));
+            return this;
+        }
+
+        /**
+         * Builds and starts the manager: resolves the driver, checks it can reach its backend, and
+         * schedules the reaper.
+         *
+         * @return the running manager
+         * @throws SandboxConfigurationException if no driver fits; the message lists the candidates
+         * @throws SandboxUnavailableException   if the backend cannot be reached
+         */
+        public SandboxManager build() {
+            return LifecycleEngine.start(new ManagerSettings(driverName, driver, workspaceRoot, idleTimeout,
+                    reaperInterval, leaseDuration, store, clock, scheduler, instanceId, driverProperties));
+        }
+
+        private static void requireUnset(boolean unset, String option) {
+            if (!unset) {
+                throw new IllegalStateException(option + " was already set");
+            }
+        }
+
+        private static Duration requirePositive(Duration d, String name) {
+            Objects.requireNonNull(d, name);
+            if (d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException(name + " must be positive, got: " + d);
+            }
+            return d;
+        }
+    }
+}

@@ -1,0 +1,28 @@
+package dev.sandboxkit;
+
+/**
+ * The session or sandbox does not exist, or was destroyed. Using a destroyed session is reported this way.
+ */
+public class SandboxNotFoundException extends SandboxException {
+    private static final long serialVersionUID = 1L;
+
+    /**
+     * Creates the exception.
+     *
+     * @param message what went wrong
+     */
+    public SandboxNotFoundException(String message) {
+        super(message);
+    }
+
+    /**
+     * Creates the exception with a cause.
+     *
+     * @param message what went wrong
+     * @param cause   the underlying failure
+     */
+    public SandboxNotFoundException(String message, Throwable cause) {
+        super(message, cause);
+    }
+
+}

@@ -1,0 +1,394 @@
+package dev.sandboxkit;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * What a session's container looks like. Immutable; build one with {@link #builder()}.
+ *
+ * <p>The defaults are hardened, and each can be overridden: network {@code none}, all capabilities
+ * dropped, no-new-privileges, a non-root user, pids and memory limits, a small {@code /tmp} tmpfs and
+ * an init process. The image's own entrypoint never runs: PID 1 is {@code sleep infinity} under init.
+ *
+ * @param image                  image reference, for example {@code python:3.12-slim}
+ * @param env                    environment for every exec (not for secrets: pass those per exec)
+ * @param user                   {@code uid[:gid]} to run as, or {@code null} for automatic: the JVM's
+ *                               uid when it is not root, otherwise the driver's unprivileged default
+ * @param network                network mode; {@code none} by default
+ * @param memoryBytes            memory limit in bytes, swap included; {@code 0} for none
+ * @param cpus                   CPU limit in cores; {@code 0} for none
+ * @param pidsLimit              maximum number of processes; {@code 0} for none
+ * @param tmpSizeBytes           size of the tmpfs mounted at {@code /tmp}; {@code 0} for no tmpfs
+ * @param dropAllCapabilities    drop every Linux capability
+ * @param addCapabilities        capabilities to add back after dropping
+ * @param noNewPrivileges        forbid privilege gain through setuid binaries
+ * @param readOnlyRootFilesystem mount the image's root filesystem read-only
+ * @param init                   run an init process as PID 1 (reaps zombies, stops fast)
+ * @param pullPolicy             when the image may be pulled
+ * @param labels                 extra labels on the container; the {@code dev.sandboxkit.} prefix is reserved
+ * @param ephemeral              single-use: released means hard-killed, workdir purged, never reused
+ * @param maxLifetime            hard limit on a container's life regardless of activity, or {@code null}
+ */
+public record SandboxSpec(
+        String image,
+        Map<String, String> env,
+        String user,
+        String network,
+        long memoryBytes,
+        double cpus,
+        long pidsLimit,
+        long tmpSizeBytes,
+        boolean dropAllCapabilities,
+        Set<String> addCapabilities,
+        boolean noNewPrivileges,
+        boolean readOnlyRootFilesystem,
+        boolean init,
+        PullPolicy pullPolicy,
+        Map<String, String> labels,
+        boolean ephemeral,
+        Duration maxLifetime) {
+
+    /** Where the session's durable workdir is mounted inside every sandbox. */
+    public static final String WORKSPACE = "/workspace";
+
+    /** Label prefix reserved for sandboxkit's own labels. */
+    public static final String RESERVED_LABEL_PREFIX = "dev.sandboxkit.";
+
+    /** Validates and copies. */
+    public SandboxSpec {
+        if (image == null || image.isBlank()) {
+            throw new IllegalArgumentException("image is required");
+        }
+        env = copyEnv(env);
+        if (user != null && !user.matches("\\d+(:\\d+)?")) {
+            throw new IllegalArgumentException("user must be uid or uid:gid (numeric), got: " + user);
+        }
+        if (network == null || network.isBlank()) {
+            throw new IllegalArgumentException("network is required (use \"none\" for no network)");
+        }
+        requireNonNegative(memoryBytes, "memoryBytes");
+        if (cpus < 0 || Double.isNaN(cpus)) {
+            throw new IllegalArgumentException("cpus must be >= 0, got: " + cpus);
+        }
+        requireNonNegative(pidsLimit, "pidsLimit");
+        requireNonNegative(tmpSizeBytes, "tmpSizeBytes");
+        addCapabilities = Set.copyOf(addCapabilities == null ? Set.of() : addCapabilities);
+        Objects.requireNonNull(pullPolicy, "pullPolicy");
+        labels = Map.copyOf(labels == null ? Map.of() : labels);
+        for (String key : labels.keySet()) {
+            if (key.startsWith(RESERVED_LABEL_PREFIX)) {
+                throw new IllegalArgumentException("label prefix " + RESERVED_LABEL_PREFIX + " is reserved: " + key);
+            }
+        }
+        if (maxLifetime != null && (maxLifetime.isNegative() || maxLifetime.isZero())) {
+            throw new IllegalArgumentException("maxLifetime must be positive, got: " + maxLifetime);
+        }
+    }
+
+    /**
+     * Starts a builder with the hardened defaults.
+     *
+     * @return a new builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Starts a builder holding this spec's values.
+     *
+     * @return a new builder
+     */
+    public Builder toBuilder() {
+        return new Builder(this);
+    }
+
+    static Map<String, String> copyEnv(Map<String, String> env) {
+        if (env == null || env.isEmpty()) {
+            return Map.of();
+        }
+        for (Map.Entry<String, String> e : env.entrySet()) {
+            String k = Objects.requireNonNull(e.getKey(), "env name");
+            Objects.requireNonNull(e.getValue(), () -> "env value of " + k);
+            if (k.isEmpty() || k.indexOf('=') >= 0 || k.indexOf('\0') >= 0 || e.getValue().indexOf('\0') >= 0) {
+                throw new IllegalArgumentException("invalid env entry: " + k);
+            }
+        }
+        return Map.copyOf(env);
+    }
+
+    private static void requireNonNegative(long value, String name) {
+        if (value < 0) {
+            throw new IllegalArgumentException(name + " must be >= 0, got: " + value);
+        }
+    }
+
+    /** Builds a {@link SandboxSpec}. Not thread-safe. */
+    public static final class Builder {
+        private String image;
+        private final Map<String, String> env = new LinkedHashMap<>();
+        private String user;
+        private String network = "none";
+        private long memoryBytes = 512L * 1024 * 1024;
+        private double cpus;
+        private long pidsLimit = 512;
+        private long tmpSizeBytes = 64L * 1024 * 1024;
+        private boolean dropAllCapabilities = true;
+        private final Set<String> addCapabilities = new LinkedHashSet<>();
+        private boolean noNewPrivileges = true;
+        private boolean readOnlyRootFilesystem;
+        private boolean init = true;
+        private PullPolicy pullPolicy = PullPolicy.IF_MISSING;
+        private final Map<String, String> labels = new LinkedHashMap<>();
+        private boolean ephemeral;
+        private Duration maxLifetime;
+
+        private Builder() {
+        }
+
+        private Builder(SandboxSpec s) {
+            image = s.image;
+            env.putAll(s.env);
+            user = s.user;
+            network = s.network;
+            memoryBytes = s.memoryBytes;
+            cpus = s.cpus;
+            pidsLimit = s.pidsLimit;
+            tmpSizeBytes = s.tmpSizeBytes;
+            dropAllCapabilities = s.dropAllCapabilities;
+            addCapabilities.addAll(s.addCapabilities);
+            noNewPrivileges = s.noNewPrivileges;
+            readOnlyRootFilesystem = s.readOnlyRootFilesystem;
+            init = s.init;
+            pullPolicy = s.pullPolicy;
+            labels.putAll(s.labels);
+            ephemeral = s.ephemeral;
+            maxLifetime = s.maxLifetime;
+        }
+
+        /**
+         * Sets the image.
+         *
+         * @param image image reference
+         * @return this builder
+         */
+        public Builder image(String image) {
+            this.image = image;
+            return this;
+        }
+
+        /**
+         * Adds an environment variable for every exec.
+         *
+         * @param name  variable name
+         * @param value variable value
+         * @return this builder
+         */
+        public Builder env(String name, String value) {
+            env.put(name, value);
+            return this;
+        }
+
+        /**
+         * Adds environment variables for every exec.
+         *
+         * @param variables name to value
+         * @return this builder
+         */
+        public Builder env(Map<String, String> variables) {
+            env.putAll(variables);
+            return this;
+        }
+
+        /**
+         * Sets the user, {@code uid} or {@code uid:gid}; {@code null} means automatic.
+         *
+         * @param user numeric user
+         * @return this builder
+         */
+        public Builder user(String user) {
+            this.user = user;
+            return this;
+        }
+
+        /**
+         * Sets the network mode ({@code none} by default).
+         *
+         * @param network network mode or name
+         * @return this builder
+         */
+        public Builder network(String network) {
+            this.network = network;
+            return this;
+        }
+
+        /**
+         * Sets the memory limit in bytes ({@code 0} for none; 512 MiB by default).
+         *
+         * @param bytes limit
+         * @return this builder
+         */
+        public Builder memoryBytes(long bytes) {
+            this.memoryBytes = bytes;
+            return this;
+        }
+
+        /**
+         * Sets the CPU limit in cores ({@code 0}, the default, for none).
+         *
+         * @param cpus limit
+         * @return this builder
+         */
+        public Builder cpus(double cpus) {
+            this.cpus = cpus;
+            return this;
+        }
+
+        /**
+         * Sets the process limit ({@code 0} for none; 512 by default).
+         *
+         * @param limit limit
+         * @return this builder
+         */
+        public Builder pidsLimit(long limit) {
+            this.pidsLimit = limit;
+            return this;
+        }
+
+        /**
+         * Sets the size of the {@code /tmp} tmpfs ({@code 0} for none; 64 MiB by default).
+         *
+         * @param bytes size
+         * @return this builder
+         */
+        public Builder tmpSizeBytes(long bytes) {
+            this.tmpSizeBytes = bytes;
+            return this;
+        }
+
+        /**
+         * Whether to drop all capabilities ({@code true} by default).
+         *
+         * @param drop drop all
+         * @return this builder
+         */
+        public Builder dropAllCapabilities(boolean drop) {
+            this.dropAllCapabilities = drop;
+            return this;
+        }
+
+        /**
+         * Adds back a capability, for example {@code NET_BIND_SERVICE}.
+         *
+         * @param capability capability name without {@code CAP_}
+         * @return this builder
+         */
+        public Builder addCapability(String capability) {
+            addCapabilities.add(capability);
+            return this;
+        }
+
+        /**
+         * Whether to set no-new-privileges ({@code true} by default).
+         *
+         * @param value flag
+         * @return this builder
+         */
+        public Builder noNewPrivileges(boolean value) {
+            this.noNewPrivileges = value;
+            return this;
+        }
+
+        /**
+         * Whether the root filesystem is read-only ({@code false} by default).
+         *
+         * @param value flag
+         * @return this builder
+         */
+        public Builder readOnlyRootFilesystem(boolean value) {
+            this.readOnlyRootFilesystem = value;
+            return this;
+        }
+
+        /**
+         * Whether to run an init as PID 1 ({@code true} by default).
+         *
+         * @param value flag
+         * @return this builder
+         */
+        public Builder init(boolean value) {
+            this.init = value;
+            return this;
+        }
+
+        /**
+         * Sets the pull policy ({@link PullPolicy#IF_MISSING} by default).
+         *
+         * @param policy policy
+         * @return this builder
+         */
+        public Builder pullPolicy(PullPolicy policy) {
+            this.pullPolicy = policy;
+            return this;
+        }
+
+        /**
+         * Adds a label to the container.
+         *
+         * @param key   label key, not under {@code dev.sandboxkit.}
+         * @param value label value
+         * @return this builder
+         */
+        public Builder label(String key, String value) {
+            labels.put(key, value);
+            return this;
+        }
+
+        /**
+         * Makes the sandbox single-use: on release it is hard-killed and its workdir purged.
+         *
+         * @return this builder
+         */
+        public Builder ephemeral() {
+            return ephemeral(true);
+        }
+
+        /**
+         * Sets whether the sandbox is single-use.
+         *
+         * @param value flag
+         * @return this builder
+         */
+        public Builder ephemeral(boolean value) {
+            this.ephemeral = value;
+            return this;
+        }
+
+        /**
+         * Sets a hard limit on each container's life, independent of activity.
+         *
+         * @param lifetime limit, or {@code null} for none
+         * @return this builder
+         */
+        public Builder maxLifetime(Duration lifetime) {
+            this.maxLifetime = lifetime;
+            return this;
+        }
+
+        /**
+         * Builds the spec.
+         *
+         * @return the immutable spec
+         * @throws IllegalArgumentException if a value is invalid
+         */
+        public SandboxSpec build() {
+            return new SandboxSpec(image, env, user, network, memoryBytes, cpus, pidsLimit, tmpSizeBytes,
+                    dropAllCapabilities, addCapabilities, noNewPrivileges, readOnlyRootFilesystem, init,
+                    pullPolicy, labels, ephemeral, maxLifetime);
+        }
+    }
+}

@@ -1,0 +1,62 @@
+package dev.sandboxkit.internal;
+
+import dev.sandboxkit.ExecRequest;
+import dev.sandboxkit.ExecResult;
+import dev.sandboxkit.Sandbox;
+import dev.sandboxkit.SandboxNotFoundException;
+import dev.sandboxkit.SessionInfo;
+
+import java.time.Instant;
+
+/**
+ * The handle {@code acquire} returns. It names a session incarnation (its creation instant), so a handle
+ * taken before a destroy never reaches a new session that reuses the id.
+ */
+final class ManagedSandbox implements Sandbox {
+    private final LifecycleEngine engine;
+    private final String sessionId;
+    private final Instant incarnation;
+
+    ManagedSandbox(LifecycleEngine engine, String sessionId, Instant incarnation) {
+        this.engine = engine;
+        this.sessionId = sessionId;
+        this.incarnation = incarnation;
+    }
+
+    @Override
+    public String sessionId() {
+        return sessionId;
+    }
+
+    @Override
+    public ExecResult exec(ExecRequest request) {
+        return engine.exec(sessionId, request, incarnation);
+    }
+
+    @Override
+    public SessionInfo info() {
+        return engine.session(sessionId)
+                .filter(info -> info.createdAt().equals(incarnation))
+                .orElseThrow(() -> new SandboxNotFoundException("session " + sessionId + " no longer exists"));
+    }
+
+    @Override
+    public void keepAlive() {
+        engine.keepAlive(sessionId);
+    }
+
+    @Override
+    public void release() {
+        engine.release(sessionId, incarnation);
+    }
+
+    @Override
+    public void destroy() {
+        engine.destroy(sessionId, incarnation);
+    }
+
+    @Override
+    public String toString() {
+        return "Sandbox[" + sessionId + "]";
+    }
+}

@@ -1,0 +1,125 @@
+package dev.sandboxkit.internal;
+
+import dev.sandboxkit.SandboxSpec;
+import dev.sandboxkit.spi.SessionRecord;
+
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * One session held by this manager. Kept small: a manager may hold tens of thousands.
+ *
+ * <p>Two locks, so that execs never wait for slow lifecycle work on other sessions: the {@link #lifecycle}
+ * lock serialises create, resume, reap and destroy of this session (slow, talks to the backend); the
+ * object monitor guards the fast exec bookkeeping ({@link #sandboxId}, {@link #inflight}). An exec takes
+ * only the monitor, briefly.
+ */
+final class SessionEntry {
+    final String sessionId;
+    final ReentrantLock lifecycle = new ReentrantLock();
+
+    /** The live container, or null when not active. Written under the monitor. */
+    private volatile String sandboxId;
+    /** Execs running now; a session with one running is never reaped. Written under the monitor. */
+    private volatile int inflight;
+    /** Epoch millis of the last acquire, exec start/end or keep-alive. */
+    private volatile long lastActivity;
+    /** Set when the entry was dropped from the manager's map; holders must look the session up again. */
+    private volatile boolean gone;
+    /** A reap task for this entry is queued; avoids piling up duplicates. */
+    volatile boolean reapQueued;
+
+    // Written under the lifecycle lock; read by execs.
+    volatile SessionRecord record;
+    volatile SandboxSpec spec;
+    /** Epoch millis when the live container started (for the lifetime limit). */
+    long startedAt;
+    /** Last activity already written to the store (housekeeper only). */
+    long flushedActivity;
+
+    SessionEntry(String sessionId) {
+        this.sessionId = sessionId;
+    }
+
+    /** Registers an exec if the session is live; returns the container to run in, or null. */
+    synchronized String beginExec(long now) {
+        String id = sandboxId;
+        if (id == null) {
+            return null;
+        }
+        inflight++;
+        lastActivity = now;
+        return id;
+    }
+
+    synchronized void endExec(long now) {
+        inflight--;
+        lastActivity = Math.max(lastActivity, now);
+    }
+
+    /** Resets the idle clock; returns whether the session is live. */
+    boolean touch(long now) {
+        if (sandboxId == null) {
+            return false;
+        }
+        lastActivity = Math.max(lastActivity, now);
+        return true;
+    }
+
+    synchronized void activate(SessionRecord rec, SandboxSpec sandboxSpec, String id, long now) {
+        record = rec;
+        spec = sandboxSpec;
+        startedAt = now;
+        lastActivity = now;
+        flushedActivity = now;
+        sandboxId = id;
+    }
+
+    /**
+     * Takes the container away from new execs if the session may be stopped now. With {@code onlyIfIdle},
+     * refuses while an exec runs or while the idle TTL has not passed.
+     *
+     * @return the container id taken, or null if nothing was done
+     */
+    synchronized String deactivate(boolean onlyIfIdle, long now, long idleMillis) {
+        String id = sandboxId;
+        if (id == null || (onlyIfIdle && (inflight > 0 || now - lastActivity < idleMillis))) {
+            return null;
+        }
+        sandboxId = null;
+        return id;
+    }
+
+    /** Puts a container back after a stop that could not be completed (store unreachable). */
+    synchronized void reactivate(String id) {
+        sandboxId = id;
+    }
+
+    void markGone() {
+        gone = true;
+    }
+
+    boolean isGone() {
+        return gone;
+    }
+
+    String sandboxId() {
+        return sandboxId;
+    }
+
+    int inflight() {
+        return inflight;
+    }
+
+    long lastActivity() {
+        return lastActivity;
+    }
+
+    boolean isActive() {
+        return sandboxId != null;
+    }
+
+    /** Cheap, lock-free pre-check for the reaper scan; the reap itself re-checks under the monitor. */
+    boolean idleFor(long now, long idleMillis) {
+        return sandboxId != null && inflight == 0 && now - lastActivity >= idleMillis;
+    }
+}

@@ -1,0 +1,12 @@
+/**
+ * The sandboxkit API: safe, self-cleaning sandboxes for AI-agent frameworks.
+ *
+ * <p>Start with {@link dev.sandboxkit.SandboxManager#builder()}. Each agent session gets one
+ * long-lived container; every tool call is an exec into it. The session's workdir, mounted at
+ * {@value dev.sandboxkit.SandboxSpec#WORKSPACE}, is the only state that survives: an idle container
+ * is reaped after a TTL and the next call starts a fresh one on the same workdir ("resume").
+ *
+ * <p>All exceptions are unchecked and extend {@link dev.sandboxkit.SandboxException}. A non-zero
+ * exit code is data ({@link dev.sandboxkit.ExecResult#exitCode()}), never an exception.
+ */
+package dev.sandboxkit;

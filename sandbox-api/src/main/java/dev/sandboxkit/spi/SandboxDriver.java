@@ -1,0 +1,100 @@
+package dev.sandboxkit.spi;
+
+import dev.sandboxkit.ExecRequest;
+import dev.sandboxkit.ExecResult;
+import dev.sandboxkit.SandboxSpec;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A backend that runs sandboxes: the Docker engine, Kubernetes, or a fake. Implementations are
+ * thread-safe. The lifecycle engine decides when to create and remove; a driver only does it.
+ *
+ * <p>Drivers report failures with the {@link dev.sandboxkit.SandboxException} subclasses: an
+ * unreachable backend is {@link dev.sandboxkit.SandboxUnavailableException}, a sandbox that no longer
+ * exists is {@link dev.sandboxkit.SandboxNotFoundException} (the engine then resumes the session).
+ */
+public interface SandboxDriver extends AutoCloseable {
+
+    /**
+     * The driver's name, for example {@code docker}.
+     *
+     * @return name
+     */
+    String name();
+
+    /**
+     * Optional features this driver supports.
+     *
+     * @return capabilities
+     */
+    Set<DriverCapability> capabilities();
+
+    /**
+     * Checks that the backend can be reached.
+     *
+     * @throws dev.sandboxkit.SandboxUnavailableException naming the endpoint, if it cannot
+     */
+    void ping();
+
+    /**
+     * Creates the session's durable workdir if it does not exist yet. Idempotent.
+     *
+     * @param sessionId the session
+     * @param spec      the spec (for the owner uid, storage size, ...)
+     * @return the workdir's location, stored with the session and given back in {@link CreateRequest}
+     */
+    String createWorkspace(String sessionId, SandboxSpec spec);
+
+    /**
+     * Deletes a workdir and everything in it, never following links planted inside. Idempotent.
+     *
+     * @param workspace the location returned by {@link #createWorkspace}
+     */
+    void deleteWorkspace(String workspace);
+
+    /**
+     * Creates and starts a sandbox whose PID 1 is {@code sleep infinity} (under an init when the spec
+     * asks), with the workdir mounted at {@value SandboxSpec#WORKSPACE}. Returns once it accepts execs.
+     *
+     * @param request what to start
+     * @return the sandbox id
+     * @throws dev.sandboxkit.SandboxAcquireException if it cannot be started (the half-created resource
+     *                                                is removed)
+     */
+    String create(CreateRequest request);
+
+    /**
+     * Runs a command in a sandbox and waits for it, honouring every field of the request: env for this
+     * exec only, working dir, stdin then EOF, timeout (kill, report {@code TIMED_OUT}), output caps and
+     * the listener. Spec-level env is applied by the engine into the request before this call.
+     *
+     * @param sandboxId the sandbox
+     * @param request   what to run
+     * @return the result
+     * @throws dev.sandboxkit.SandboxNotFoundException if the sandbox does not exist
+     */
+    ExecResult exec(String sandboxId, ExecRequest request);
+
+    /**
+     * Hard-kills and removes a sandbox. Idempotent: removing a missing sandbox is not an error.
+     *
+     * @param sandboxId the sandbox
+     */
+    void remove(String sandboxId);
+
+    /**
+     * Lists sandboxes whose labels include all of the given ones. The session label in the result
+     * holds the exact session id, even where the backend had to sanitise it.
+     *
+     * @param labels label selector
+     * @return matching sandboxes
+     */
+    List<SandboxDescriptor> list(Map<String, String> labels);
+
+    /** Releases the driver's own resources (connections, threads). Does not remove sandboxes. */
+    @Override
+    void close();
+}
