@@ -1,5 +1,6 @@
 package dev.sandboxkit.internal;
 
+import dev.sandboxkit.SandboxException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -94,9 +95,12 @@ final class Housekeeper {
         return () -> {
             try {
                 task.run();
+            } catch (SandboxException e) {
+                // Expected while the backend or store is down: one line, and the next pass retries.
+                log.warn("sandboxkit {} pass failed: {}", what, e.toString());
             } catch (RuntimeException | Error e) {
                 // A periodic task that throws is never run again: log and carry on.
-                log.warn("sandboxkit {} pass failed: {}", what, e.toString(), e);
+                log.error("sandboxkit {} pass failed", what, e);
             }
         };
     }

@@ -499,8 +499,7 @@ public final class LifecycleEngine implements SandboxManager {
             driver.deleteWorkspace(rec.workspace());
         }
         log.info("Session {}: {} container {} ({}); workdir {}", e.sessionId,
-                rec.ephemeral() ? "destroyed single-use" : "reaped", shortId(sandboxId), reason,
-                rec.ephemeral() ? "purged" : "kept");
+                onlyIfIdle ? "reaped" : "removed", shortId(sandboxId), reason, rec.ephemeral() ? "purged" : "kept");
         return true;
     }
 
