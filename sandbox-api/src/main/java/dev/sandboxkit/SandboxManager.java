@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -102,6 +103,24 @@ public interface SandboxManager extends AutoCloseable {
     void destroy(String sessionId);
 
     /**
+     * Runs one orphan sweep now (it also runs when the manager is built and then periodically): lists the
+     * managed containers by label, compares them with the store and removes those no live manager accounts
+     * for — unknown, suspended or destroyed sessions, and sessions whose owner's lease expired. Containers of
+     * other live managers are never touched. ACTIVE sessions whose container is gone become SUSPENDED.
+     * Every removal is logged with its reason.
+     *
+     * @return the number of containers removed
+     */
+    int reconcile();
+
+    /**
+     * What this manager has done and holds now.
+     *
+     * @return a snapshot of the counters and gauges
+     */
+    ManagerStats stats();
+
+    /**
      * This manager's instance id, written as the owner label on every container it creates.
      *
      * @return the instance id
@@ -139,6 +158,10 @@ public interface SandboxManager extends AutoCloseable {
         private ScheduledExecutorService scheduler;
         private String instanceId;
         private final Map<String, String> driverProperties = new LinkedHashMap<>();
+        private SandboxListener listener;
+        private final Map<SandboxSpec, WarmPool> warmPools = new LinkedHashMap<>();
+        private Duration reconcileInterval;
+        private String fleet;
 
         Builder() {
         }
@@ -285,6 +308,58 @@ public interface SandboxManager extends AutoCloseable {
         }
 
         /**
+         * Receives lifecycle events (see {@link SandboxListener} for the threads that call it).
+         *
+         * @param eventListener the listener
+         * @return this builder
+         */
+        public Builder listener(SandboxListener eventListener) {
+            requireUnset(listener == null, "listener");
+            this.listener = Objects.requireNonNull(eventListener, "eventListener");
+            return this;
+        }
+
+        /**
+         * Keeps pre-started sandboxes for a spec; new sessions acquired with that spec take one. May be called
+         * once per distinct spec. The pools are filled in the background and drained on close.
+         *
+         * @param pool the pool settings
+         * @return this builder
+         */
+        public Builder warmPool(WarmPool pool) {
+            Objects.requireNonNull(pool, "pool");
+            requireUnset(!warmPools.containsKey(pool.spec()), "warmPool for this spec");
+            warmPools.put(pool.spec(), pool);
+            return this;
+        }
+
+        /**
+         * How often the orphan sweep runs ({@link SandboxManager#reconcile()}). Default 60 seconds.
+         *
+         * @param interval sweep period
+         * @return this builder
+         */
+        public Builder reconcileInterval(Duration interval) {
+            requireUnset(reconcileInterval == null, "reconcileInterval");
+            this.reconcileInterval = requirePositive(interval, "reconcileInterval");
+            return this;
+        }
+
+        /**
+         * The fleet this manager belongs to: the managers that share one session store. Written as a label
+         * on every container; the orphan sweep only considers its own fleet. Default {@code default}. Give
+         * applications that share a Docker engine or namespace but not a store different fleet names.
+         *
+         * @param name 1-63 characters from {@code [A-Za-z0-9._-]}
+         * @return this builder
+         */
+        public Builder fleet(String name) {
+            requireUnset(fleet == null, "fleet");
+            this.fleet = Objects.requireNonNull(name, "name");
+            return this;
+        }
+
+        /**
          * Builds and starts the manager: resolves the driver, checks it can reach its backend, and
          * schedules the reaper.
          *
@@ -294,7 +369,8 @@ public interface SandboxManager extends AutoCloseable {
          */
         public SandboxManager build() {
             return LifecycleEngine.start(new ManagerSettings(driverName, driver, workspaceRoot, idleTimeout,
-                    reaperInterval, leaseDuration, store, clock, scheduler, instanceId, driverProperties));
+                    reaperInterval, leaseDuration, store, clock, scheduler, instanceId, driverProperties, listener,
+                    List.copyOf(warmPools.values()), reconcileInterval, fleet));
         }
 
         private static void requireUnset(boolean unset, String option) {

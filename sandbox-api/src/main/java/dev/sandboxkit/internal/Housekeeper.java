@@ -8,6 +8,7 @@ import java.time.Instant;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ScheduledFuture;
@@ -25,38 +26,43 @@ final class Housekeeper {
     private static final Logger log = LoggerFactory.getLogger(Housekeeper.class);
 
     private final LifecycleEngine engine;
+    private final Reconciler reconciler;
     private final long reaperMillis;
     private final long heartbeatMillis;
-    private volatile ScheduledFuture<?> reaper;
-    private volatile ScheduledFuture<?> heartbeat;
+    private final long reconcileMillis;
+    private final List<ScheduledFuture<?>> tasks = new java.util.concurrent.CopyOnWriteArrayList<>();
 
-    Housekeeper(LifecycleEngine engine, long reaperMillis, long heartbeatMillis) {
+    Housekeeper(LifecycleEngine engine, Reconciler reconciler, long reaperMillis, long heartbeatMillis,
+                long reconcileMillis) {
         this.engine = engine;
+        this.reconciler = reconciler;
         this.reaperMillis = reaperMillis;
         this.heartbeatMillis = heartbeatMillis;
+        this.reconcileMillis = reconcileMillis;
     }
 
     void start() {
-        reaper = engine.scheduler.scheduleWithFixedDelay(guard("reaper", this::reapPass), reaperMillis, reaperMillis,
-                TimeUnit.MILLISECONDS);
-        heartbeat = engine.scheduler.scheduleWithFixedDelay(guard("lease renewal", this::heartbeatPass),
-                heartbeatMillis, heartbeatMillis, TimeUnit.MILLISECONDS);
+        tasks.add(engine.scheduler.scheduleWithFixedDelay(guard("reaper", this::reapPass), reaperMillis, reaperMillis,
+                TimeUnit.MILLISECONDS));
+        tasks.add(engine.scheduler.scheduleWithFixedDelay(guard("lease renewal", this::heartbeatPass),
+                heartbeatMillis, heartbeatMillis, TimeUnit.MILLISECONDS));
+        // The first sweep runs at once: orphans of a crashed predecessor go as soon as a manager starts.
+        tasks.add(engine.scheduler.scheduleWithFixedDelay(guard("orphan sweep", reconciler::run), 0, reconcileMillis,
+                TimeUnit.MILLISECONDS));
     }
 
     void stop() {
-        if (reaper != null) {
-            reaper.cancel(false);
-        }
-        if (heartbeat != null) {
-            heartbeat.cancel(false);
-        }
+        tasks.forEach(t -> t.cancel(false));
     }
 
-    /** Queues a reap for every session idle past the TTL. Runs on a scheduler thread. */
+    /**
+     * Queues a reap for every session idle past the TTL, and a kill for every one past its maximum
+     * lifetime. Runs on a scheduler thread.
+     */
     void reapPass() {
         long now = engine.clock.millis();
         for (SessionEntry e : engine.sessions.values()) {
-            if (!e.reapQueued && e.idleFor(now, engine.idleMillis)) {
+            if (!e.reapQueued && (e.idleFor(now, engine.idleMillis) || e.outlived(now))) {
                 e.reapQueued = true;
                 engine.scheduler.execute(guard("reap", () -> engine.reapIfIdle(e)));
             }
@@ -65,6 +71,9 @@ final class Housekeeper {
 
     /** Renews this manager's lease and flushes last-activity to the store. Runs on a scheduler thread. */
     void heartbeatPass() {
+        if (engine.isClosed()) {
+            return;
+        }
         Map<String, Instant> activity = new HashMap<>();
         Set<SessionEntry> held = new HashSet<>();
         for (SessionEntry e : engine.sessions.values()) {

@@ -2,8 +2,10 @@ package dev.sandboxkit.internal;
 
 import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.ExecResult;
+import dev.sandboxkit.ManagerStats;
 import dev.sandboxkit.Sandbox;
 import dev.sandboxkit.SandboxAcquireException;
+import dev.sandboxkit.SandboxEvent;
 import dev.sandboxkit.SandboxException;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxNotFoundException;
@@ -11,6 +13,7 @@ import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SessionInfo;
 import dev.sandboxkit.SessionState;
 import dev.sandboxkit.SessionStoreException;
+import dev.sandboxkit.WarmPool;
 import dev.sandboxkit.spi.CreateRequest;
 import dev.sandboxkit.spi.DriverContext;
 import dev.sandboxkit.spi.SandboxDriver;
@@ -19,6 +22,7 @@ import dev.sandboxkit.spi.SessionRecord;
 import dev.sandboxkit.spi.SessionStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 
 import java.nio.file.Path;
 import java.time.Clock;
@@ -26,8 +30,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -36,6 +42,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -50,6 +57,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class LifecycleEngine implements SandboxManager {
     static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofMinutes(30);
     static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
+    static final Duration DEFAULT_RECONCILE = Duration.ofSeconds(60);
+    /** Session-id prefix of the record through which a manager shows other managers it is alive. */
+    static final String PRESENCE_PREFIX = "_manager.";
+    static final String MDC_SESSION = "sandboxkit.session";
     private static final Logger log = LoggerFactory.getLogger(LifecycleEngine.class);
     private static final int MAX_ATTEMPTS = 5;
     private static final AtomicInteger THREADS = new AtomicInteger();
@@ -60,13 +71,18 @@ public final class LifecycleEngine implements SandboxManager {
     final long idleMillis;
     final long leaseMillis;
     final String instanceId;
+    final String fleet;
     final ScheduledExecutorService scheduler;
     final ConcurrentHashMap<String, SessionEntry> sessions = new ConcurrentHashMap<>();
+    final Stats stats = new Stats();
+    final Events events;
+    final Map<String, PoolManager> pools;
     private final boolean ownsDriver;
     private final boolean ownsStore;
     private final boolean ownsScheduler;
     private final SpecCodec specs = new SpecCodec();
     private final Housekeeper housekeeper;
+    private final Reconciler reconciler;
     private volatile boolean closed;
 
     private LifecycleEngine(ManagerSettings s, SandboxDriver driver, boolean ownsDriver, Clock clock,
@@ -75,6 +91,7 @@ public final class LifecycleEngine implements SandboxManager {
         this.ownsDriver = ownsDriver;
         this.clock = clock;
         this.instanceId = instanceId;
+        this.fleet = s.fleet() != null ? SessionIds.requireValidInstanceId(s.fleet()) : "default";
         this.ownsStore = s.store() == null;
         this.store = ownsStore ? new InMemorySessionStore() : s.store();
         Duration idle = s.idleTimeout() != null ? s.idleTimeout() : DEFAULT_IDLE_TIMEOUT;
@@ -82,13 +99,24 @@ public final class LifecycleEngine implements SandboxManager {
         this.leaseMillis = (s.leaseDuration() != null ? s.leaseDuration() : DEFAULT_LEASE).toMillis();
         this.ownsScheduler = s.scheduler() == null;
         this.scheduler = ownsScheduler ? newScheduler() : s.scheduler();
+        this.events = new Events(s.listener());
+        Map<String, PoolManager> byFingerprint = new LinkedHashMap<>();
+        for (WarmPool pool : s.warmPools()) {
+            String fingerprint = SpecCodec.fingerprint(SpecCodec.encode(pool.spec()));
+            byFingerprint.put(fingerprint, new PoolManager(this, pool, fingerprint));
+        }
+        this.pools = Map.copyOf(byFingerprint);
         long reaperMillis = s.reaperInterval() != null ? s.reaperInterval().toMillis()
                 : Math.max(10, Math.min(1000, idleMillis / 4));
-        this.housekeeper = new Housekeeper(this, reaperMillis, Math.max(10, leaseMillis / 3));
+        long reconcileMillis = (s.reconcileInterval() != null ? s.reconcileInterval() : DEFAULT_RECONCILE).toMillis();
+        this.reconciler = new Reconciler(this);
+        this.housekeeper = new Housekeeper(this, reconciler, reaperMillis, Math.max(10, leaseMillis / 3),
+                reconcileMillis);
     }
 
     /**
-     * Resolves defaults, creates or adopts the driver, checks the backend answers and starts housekeeping.
+     * Resolves defaults, creates or adopts the driver, checks the backend answers and starts housekeeping:
+     * the reaper, lease renewal, a first orphan sweep and the warm pools' first fill.
      *
      * @param s the builder's choices
      * @return the running manager
@@ -104,15 +132,20 @@ public final class LifecycleEngine implements SandboxManager {
         SandboxDriver driver = ownsDriver
                 ? DriverResolver.create(s.driverName(), context, Thread.currentThread().getContextClassLoader())
                 : s.driver();
+        LifecycleEngine engine = null;
         try {
             driver.ping();
-            LifecycleEngine engine = new LifecycleEngine(s, driver, ownsDriver, clock, instanceId);
+            engine = new LifecycleEngine(s, driver, ownsDriver, clock, instanceId);
+            engine.announcePresence();
             engine.housekeeper.start();
+            engine.pools.values().forEach(PoolManager::replenishAsync);
             log.info("Sandbox manager {} started: driver={}, idleTimeout={}, workspaceRoot={}", instanceId,
                     driver.name(), Duration.ofMillis(engine.idleMillis), context.workspaceRoot());
             return engine;
         } catch (RuntimeException e) {
-            if (ownsDriver) {
+            if (engine != null) {
+                engine.close();
+            } else if (ownsDriver) {
                 closeQuietly(driver);
             }
             throw e;
@@ -134,87 +167,155 @@ public final class LifecycleEngine implements SandboxManager {
         return executor;
     }
 
+    /**
+     * Writes this manager's presence record: other managers sharing the store treat containers labelled
+     * with this owner as live while its lease is renewed, even when it holds no session yet (warm pools).
+     */
+    private void announcePresence() {
+        Instant now = clock.instant();
+        store.insert(new SessionRecord(PRESENCE_PREFIX + instanceId, driver.name(), SessionState.SUSPENDED, null,
+                "-", "-", "-", false, now, now, null, instanceId, lease(now), 1, Map.of()));
+    }
+
     // ---------------------------------------------------------------- acquire
 
     @Override
     public Sandbox acquire(String sessionId, SandboxSpec spec) {
         SessionIds.requireValid(sessionId);
-        java.util.Objects.requireNonNull(spec, "spec");
+        Objects.requireNonNull(spec, "spec");
         checkOpen();
         String encoded = SpecCodec.encode(spec);
         String fingerprint = SpecCodec.fingerprint(encoded);
-        for (int attempt = 1; ; attempt++) {
-            SessionEntry e = sessions.computeIfAbsent(sessionId, SessionEntry::new);
-            e.lifecycle.lock();
-            try {
-                if (e.isGone()) {
-                    continue;
-                }
-                if (e.isActive()) {
-                    if (fingerprint.equals(e.record.specFingerprint())) {
-                        e.touch(clock.millis());
-                        return new ManagedSandbox(this, sessionId, e.record.createdAt());
-                    }
-                    log.info("Session {}: spec changed, replacing container {} (workdir kept)", sessionId,
-                            e.sandboxId());
-                    stop(e, false, "spec changed");
+        try (MDC.MDCCloseable ignored = MDC.putCloseable(MDC_SESSION, sessionId)) {
+            for (int attempt = 1; ; attempt++) {
+                SessionEntry e = sessions.computeIfAbsent(sessionId, SessionEntry::new);
+                e.lifecycle.lock();
+                try {
                     if (e.isGone()) {
                         continue;
                     }
-                }
-                SessionRecord rec = prepareRecord(sessionId, spec, encoded, fingerprint);
-                boolean fresh = rec.sandboxStartedAt() == null && rec.state() == SessionState.SUSPENDED
-                        && rec.version() == 1;
-                try {
-                    start(e, rec, spec);
-                } catch (RuntimeException ex) {
-                    if (fresh && !(ex instanceof StaleRecord)) {
-                        discardFreshSession(rec);
+                    if (e.isActive()) {
+                        if (fingerprint.equals(e.record.specFingerprint())) {
+                            e.touch(clock.millis());
+                            return new ManagedSandbox(this, sessionId, e.record.createdAt());
+                        }
+                        log.info("Session {}: spec changed, replacing container {} (workdir kept)", sessionId,
+                                shortId(e.sandboxId()));
+                        stop(e, StopReason.SPEC_CHANGED);
+                        if (e.isGone()) {
+                            continue;
+                        }
                     }
-                    throw ex;
+                    acquireLocked(e, spec, encoded, fingerprint);
+                    return new ManagedSandbox(this, sessionId, e.record.createdAt());
+                } catch (StaleRecord stale) {
+                    if (attempt >= MAX_ATTEMPTS) {
+                        throw new SandboxAcquireException("session " + sessionId
+                                + " kept changing under concurrent updates; try again", stale, true);
+                    }
+                } finally {
+                    dropIfIdle(e);
+                    e.lifecycle.unlock();
                 }
-                return new ManagedSandbox(this, sessionId, e.record.createdAt());
-            } catch (StaleRecord stale) {
-                if (attempt >= MAX_ATTEMPTS) {
-                    throw new SandboxAcquireException("session " + sessionId
-                            + " kept changing under concurrent updates; try again", stale, true);
-                }
-            } finally {
-                dropIfIdle(e);
-                e.lifecycle.unlock();
             }
         }
     }
 
-    /** Finds or creates the store record the session starts from. */
-    private SessionRecord prepareRecord(String sessionId, SandboxSpec spec, String encoded, String fingerprint) {
+    /** Starts a container for a session that has none. Lifecycle lock held. */
+    private void acquireLocked(SessionEntry e, SandboxSpec spec, String encoded, String fingerprint) {
+        String sessionId = e.sessionId;
         Optional<SessionRecord> found = store.find(sessionId);
-        if (found.isPresent() && found.get().state() != SessionState.DESTROYED) {
-            SessionRecord rec = found.get();
-            return rec.specFingerprint().equals(fingerprint) ? rec : rec.withSpec(encoded, fingerprint, spec.ephemeral());
-        }
-        if (found.isPresent() && found.get().ephemeral()) {
+        boolean isNew = found.isEmpty() || found.get().state() == SessionState.DESTROYED;
+        if (isNew && found.isPresent() && found.get().ephemeral()) {
             throw new SandboxAcquireException("session " + sessionId
                     + " was a single-use (ephemeral) sandbox and has been released; it is never reused");
         }
+        if (!isNew) {
+            SessionRecord rec = found.get();
+            start(e, rec.specFingerprint().equals(fingerprint) ? rec : rec.withSpec(encoded, fingerprint, spec.ephemeral()),
+                    spec, false);
+            return;
+        }
+        PoolManager pool = pools.get(fingerprint);
+        if (pool != null) {
+            PoolManager.Slot slot = pool.checkout();
+            if (slot != null && startFromPool(e, spec, encoded, fingerprint, found, pool, slot)) {
+                return;
+            }
+        }
         Instant now = clock.instant();
         String workspace = driver.createWorkspace(sessionId, spec);
-        SessionRecord fresh = new SessionRecord(sessionId, driver.name(), SessionState.SUSPENDED, null, workspace,
-                encoded, fingerprint, spec.ephemeral(), now, now, null, instanceId, lease(now), 1, Map.of());
-        if (found.isEmpty()) {
-            if (!store.insert(fresh)) {
-                throw new StaleRecord();
+        SessionRecord fresh = newRecord(sessionId, SessionState.SUSPENDED, null, workspace, encoded, fingerprint,
+                spec.ephemeral(), now, null);
+        SessionRecord rec = writeNew(fresh, found).orElseThrow(StaleRecord::new);
+        try {
+            start(e, rec, spec, true);
+        } catch (RuntimeException ex) {
+            if (!(ex instanceof StaleRecord)) {
+                discardFreshSession(rec);
             }
-            return fresh;
+            throw ex;
         }
-        // A destroyed persistent session: the id starts over with an empty workdir and a new incarnation.
-        return store.update(fresh.withVersion(found.get().version())).orElseThrow(StaleRecord::new);
+    }
+
+    private SessionRecord newRecord(String sessionId, SessionState state, String sandboxId, String workspace,
+                                    String encoded, String fingerprint, boolean ephemeral, Instant now, Instant started) {
+        return new SessionRecord(sessionId, driver.name(), state, sandboxId, workspace, encoded, fingerprint,
+                ephemeral, now, now, started, instanceId, lease(now), 1, Map.of());
+    }
+
+    /** Inserts a new session, or restarts a destroyed one's record as a new incarnation. */
+    private Optional<SessionRecord> writeNew(SessionRecord fresh, Optional<SessionRecord> destroyed) {
+        if (destroyed.isEmpty()) {
+            return store.insert(fresh) ? Optional.of(fresh) : Optional.empty();
+        }
+        return store.update(fresh.withVersion(destroyed.get().version()));
+    }
+
+    /** Hands a pre-started pool sandbox to a new session. Returns false to fall back to a cold start. */
+    private boolean startFromPool(SessionEntry e, SandboxSpec spec, String encoded, String fingerprint,
+                                  Optional<SessionRecord> destroyed, PoolManager pool, PoolManager.Slot slot) {
+        long t0 = System.nanoTime();
+        String workspace;
+        try {
+            workspace = driver.adoptWorkspace(slot.workspace(), e.sessionId);
+        } catch (RuntimeException ex) {
+            log.warn("Session {}: could not adopt pool workdir {} ({}); starting cold", e.sessionId,
+                    slot.workspace(), ex.toString());
+            pool.discard(slot.sandboxId(), slot.workspace());
+            return false;
+        }
+        Instant now = clock.instant();
+        SessionRecord fresh = newRecord(e.sessionId, SessionState.ACTIVE, slot.sandboxId(), workspace, encoded,
+                fingerprint, spec.ephemeral(), now, Instant.ofEpochMilli(slot.startedAt()));
+        Optional<SessionRecord> written;
+        try {
+            written = writeNew(fresh, destroyed);
+        } catch (RuntimeException ex) {
+            pool.discard(slot.sandboxId(), workspace);
+            throw ex;
+        }
+        if (written.isEmpty()) {
+            pool.discard(slot.sandboxId(), workspace); // never back into the pool: it was handed out
+            throw new StaleRecord();
+        }
+        e.activate(written.get(), spec, slot.sandboxId(), clock.millis(), slot.startedAt());
+        Duration took = Duration.ofNanos(System.nanoTime() - t0);
+        stats.created.increment();
+        stats.poolHits.increment();
+        log.info("Session {}: took pre-started container {} from the warm pool in {} ms", e.sessionId,
+                shortId(slot.sandboxId()), took.toMillis());
+        if (events.enabled()) {
+            events.emit(new SandboxEvent.Created(e.sessionId, slot.sandboxId(), now, Map.of("pool-checkout", took),
+                    took, true));
+        }
+        return true;
     }
 
     /** An acquire that failed before its first container must not leave an empty session behind. */
     private void discardFreshSession(SessionRecord rec) {
         try {
-            store.find(rec.sessionId()).filter(r -> r.state() == SessionState.SUSPENDED)
+            store.find(rec.sessionId()).filter(r -> r.state() == SessionState.SUSPENDED && r.sandboxStartedAt() == null)
                     .ifPresent(r -> store.delete(r.sessionId(), r.version()));
             driver.deleteWorkspace(rec.workspace());
         } catch (RuntimeException cleanup) {
@@ -226,9 +327,8 @@ public final class LifecycleEngine implements SandboxManager {
      * Starts a container for the session and records it ACTIVE. Called with the lifecycle lock held.
      * Takes over an ACTIVE record only if this manager owns it or its owner's lease has lapsed.
      */
-    private void start(SessionEntry e, SessionRecord rec, SandboxSpec spec) {
+    private void start(SessionEntry e, SessionRecord rec, SandboxSpec spec, boolean fresh) {
         Instant now = clock.instant();
-        boolean resume = rec.sandboxStartedAt() != null;
         if (rec.state() == SessionState.ACTIVE) {
             if (!instanceId.equals(rec.owner()) && !rec.leaseExpired(now)) {
                 throw new SandboxAcquireException("session " + rec.sessionId() + " is held by live manager "
@@ -241,12 +341,14 @@ public final class LifecycleEngine implements SandboxManager {
                     .orElseThrow(StaleRecord::new);
             if (old != null) {
                 log.info("Session {}: taking over from {}, removing its container {}", rec.sessionId(),
-                        previousOwner, old);
+                        previousOwner, shortId(old));
                 driver.remove(old);
             }
         }
         long t0 = System.nanoTime();
-        String sandboxId = driver.create(new CreateRequest(rec.sessionId(), spec, rec.workspace(), labels(rec.sessionId())));
+        Map<String, Duration> phases = new LinkedHashMap<>();
+        String sandboxId = driver.create(new CreateRequest(rec.sessionId(), spec, rec.workspace(),
+                labels(rec.sessionId()), phases::put));
         Instant started = clock.instant();
         SessionRecord written;
         try {
@@ -260,16 +362,29 @@ public final class LifecycleEngine implements SandboxManager {
             removeQuietly(sandboxId);
             throw new StaleRecord();
         }
-        e.activate(written, spec, sandboxId, clock.millis());
-        log.info("Session {}: {} container {} in {} ms", rec.sessionId(), resume ? "resumed with fresh" : "created",
-                shortId(sandboxId), (System.nanoTime() - t0) / 1_000_000);
+        long nowMillis = clock.millis();
+        e.activate(written, spec, sandboxId, nowMillis, nowMillis);
+        Duration took = Duration.ofNanos(System.nanoTime() - t0);
+        boolean resumed = !fresh;
+        if (resumed) {
+            stats.resumedOne();
+        } else {
+            stats.created.increment();
+        }
+        log.info("Session {}: {} container {} in {} ms", rec.sessionId(), resumed ? "resumed with fresh" : "created",
+                shortId(sandboxId), took.toMillis());
+        if (events.enabled()) {
+            events.emit(resumed ? new SandboxEvent.Resumed(rec.sessionId(), sandboxId, started, phases, took)
+                    : new SandboxEvent.Created(rec.sessionId(), sandboxId, started, phases, took, false));
+        }
     }
 
-    private Map<String, String> labels(String sessionId) {
-        Map<String, String> labels = new HashMap<>(4);
+    Map<String, String> labels(String sessionId) {
+        Map<String, String> labels = new HashMap<>(8);
         labels.put(SandboxLabels.MANAGED, "true");
         labels.put(SandboxLabels.SESSION, sessionId);
         labels.put(SandboxLabels.OWNER, instanceId);
+        labels.put(SandboxLabels.FLEET, fleet);
         return labels;
     }
 
@@ -281,8 +396,8 @@ public final class LifecycleEngine implements SandboxManager {
     }
 
     ExecResult exec(String sessionId, ExecRequest request, Instant incarnation) {
-        java.util.Objects.requireNonNull(sessionId, "sessionId");
-        java.util.Objects.requireNonNull(request, "request");
+        Objects.requireNonNull(sessionId, "sessionId");
+        Objects.requireNonNull(request, "request");
         for (int attempt = 1; ; attempt++) {
             checkOpen();
             SessionEntry e = sessions.get(sessionId);
@@ -296,7 +411,8 @@ public final class LifecycleEngine implements SandboxManager {
                 if (incarnation != null && !incarnation.equals(e.record.createdAt())) {
                     throw notFound(sessionId);
                 }
-                return driver.exec(sandboxId, withSpecEnv(e.spec, request));
+                return events.enabled() ? execObserved(e, sandboxId, request) : classify(e, sandboxId,
+                        driver.exec(sandboxId, withSpecEnv(e.spec, request)));
             } catch (SandboxNotFoundException notFound) {
                 // The container disappeared before the command started (removed outside this manager):
                 // suspend and resume transparently, once.
@@ -314,6 +430,23 @@ public final class LifecycleEngine implements SandboxManager {
         }
     }
 
+    private ExecResult execObserved(SessionEntry e, String sandboxId, ExecRequest request) {
+        boolean first = e.takeFirstExec();
+        events.emit(new SandboxEvent.ExecStarted(e.sessionId, sandboxId, clock.instant(), request));
+        ExecResult result = classify(e, sandboxId, driver.exec(sandboxId, withSpecEnv(e.spec, request)));
+        events.emit(new SandboxEvent.ExecFinished(e.sessionId, sandboxId, clock.instant(), result, first));
+        return result;
+    }
+
+    /** An exec cut short because the janitor killed its container reports that, not a generic kill. */
+    private static ExecResult classify(SessionEntry e, String sandboxId, ExecResult result) {
+        if (result.termination() != ExecResult.Termination.EXITED && result.termination() != ExecResult.Termination.TIMED_OUT
+                && sandboxId.equals(e.lifetimeKilled)) {
+            return result.withTermination(ExecResult.Termination.LIFETIME_EXCEEDED);
+        }
+        return result;
+    }
+
     private static ExecRequest withSpecEnv(SandboxSpec spec, ExecRequest request) {
         if (spec == null || spec.env().isEmpty()) {
             return request;
@@ -325,31 +458,33 @@ public final class LifecycleEngine implements SandboxManager {
 
     /** Brings a suspended session back with a fresh container on the same workdir. */
     private void resume(String sessionId, Instant incarnation) {
-        for (int attempt = 1; ; attempt++) {
-            SessionEntry e = sessions.computeIfAbsent(sessionId, SessionEntry::new);
-            e.lifecycle.lock();
-            try {
-                if (e.isGone()) {
-                    continue;
-                }
-                if (e.isActive()) {
+        try (MDC.MDCCloseable ignored = MDC.putCloseable(MDC_SESSION, sessionId)) {
+            for (int attempt = 1; ; attempt++) {
+                SessionEntry e = sessions.computeIfAbsent(sessionId, SessionEntry::new);
+                e.lifecycle.lock();
+                try {
+                    if (e.isGone()) {
+                        continue;
+                    }
+                    if (e.isActive()) {
+                        return;
+                    }
+                    SessionRecord rec = store.find(sessionId).orElseThrow(() -> notFound(sessionId));
+                    if (rec.state() == SessionState.DESTROYED
+                            || (incarnation != null && !incarnation.equals(rec.createdAt()))) {
+                        throw notFound(sessionId);
+                    }
+                    start(e, rec, specs.decode(rec.spec()), false);
                     return;
+                } catch (StaleRecord stale) {
+                    if (attempt >= MAX_ATTEMPTS) {
+                        throw new SandboxAcquireException("session " + sessionId
+                                + " kept changing under concurrent updates; try again", stale, true);
+                    }
+                } finally {
+                    dropIfIdle(e);
+                    e.lifecycle.unlock();
                 }
-                SessionRecord rec = store.find(sessionId).orElseThrow(() -> notFound(sessionId));
-                if (rec.state() == SessionState.DESTROYED
-                        || (incarnation != null && !incarnation.equals(rec.createdAt()))) {
-                    throw notFound(sessionId);
-                }
-                start(e, rec, specs.decode(rec.spec()));
-                return;
-            } catch (StaleRecord stale) {
-                if (attempt >= MAX_ATTEMPTS) {
-                    throw new SandboxAcquireException("session " + sessionId
-                            + " kept changing under concurrent updates; try again", stale, true);
-                }
-            } finally {
-                dropIfIdle(e);
-                e.lifecycle.unlock();
             }
         }
     }
@@ -370,6 +505,9 @@ public final class LifecycleEngine implements SandboxManager {
 
     @Override
     public Optional<SessionInfo> session(String sessionId) {
+        if (sessionId.startsWith(PRESENCE_PREFIX)) {
+            return Optional.empty();
+        }
         Optional<SessionRecord> rec = store.find(sessionId);
         if (rec.isEmpty()) {
             return Optional.empty();
@@ -407,7 +545,7 @@ public final class LifecycleEngine implements SandboxManager {
     void destroy(String sessionId, Instant incarnation) {
         SessionEntry e = sessions.computeIfAbsent(sessionId, SessionEntry::new);
         e.lifecycle.lock();
-        try {
+        try (MDC.MDCCloseable ignored = MDC.putCloseable(MDC_SESSION, sessionId)) {
             String live = e.deactivate(false, 0, 0);
             e.markGone();
             sessions.remove(sessionId, e);
@@ -437,8 +575,14 @@ public final class LifecycleEngine implements SandboxManager {
                     driver.remove(rec.sandboxId());
                 }
                 driver.deleteWorkspace(rec.workspace());
+                stats.destroyed.increment();
+                if (rec.state() == SessionState.SUSPENDED) {
+                    stats.suspended.updateAndGet(n -> Math.max(0, n - 1));
+                }
                 log.info("Session {}: destroyed (container and workdir removed{})", sessionId,
                         rec.ephemeral() ? ", single-use" : "");
+                events.emit(new SandboxEvent.Destroyed(sessionId, live != null ? live : rec.sandboxId(),
+                        clock.instant(), rec.ephemeral()));
                 return;
             }
         } finally {
@@ -446,22 +590,61 @@ public final class LifecycleEngine implements SandboxManager {
         }
     }
 
-    // ---------------------------------------------------------------- reaping (called by the housekeeper)
+    // ---------------------------------------------------------------- housekeeping (called by the housekeeper)
 
-    /** Reaps the session if it is still idle; returns whether it did. */
+    /** Reaps the session if it is still idle; returns whether it did. Runs on a scheduler thread. */
     boolean reapIfIdle(SessionEntry e) {
         e.reapQueued = false;
         if (!e.lifecycle.tryLock()) {
             return false; // busy with a lifecycle step: that is activity
         }
-        try {
-            if (e.isGone() || !e.idleFor(clock.millis(), idleMillis)) {
+        try (MDC.MDCCloseable ignored = MDC.putCloseable(MDC_SESSION, e.sessionId)) {
+            long now = clock.millis();
+            if (e.isGone()) {
                 return false;
             }
-            return stop(e, true, "idle for more than " + Duration.ofMillis(idleMillis));
+            if (e.outlived(now)) {
+                return killForLifetime(e, now);
+            }
+            if (!e.idleFor(now, idleMillis)) {
+                return false;
+            }
+            long idleFor = now - e.lastActivity();
+            String sandboxId = e.sandboxId();
+            if (!stop(e, StopReason.IDLE)) {
+                return false;
+            }
+            stats.idleReaped.increment();
+            events.emit(new SandboxEvent.IdleReaped(e.sessionId, sandboxId, clock.instant(), Duration.ofMillis(idleFor)));
+            return true;
         } finally {
             dropIfIdle(e);
             e.lifecycle.unlock();
+        }
+    }
+
+    /** The janitor's hard limit: kill even mid-exec; a persistent session keeps its workdir. Lock held. */
+    private boolean killForLifetime(SessionEntry e, long now) {
+        String sandboxId = e.sandboxId();
+        long lived = now - e.startedAt;
+        e.lifetimeKilled = sandboxId;
+        if (!stop(e, StopReason.LIFETIME)) {
+            return false;
+        }
+        stats.lifetimeKilled.increment();
+        events.emit(new SandboxEvent.LifetimeKilled(e.sessionId, sandboxId, clock.instant(), Duration.ofMillis(lived)));
+        return true;
+    }
+
+    /** Why a container is stopped; idle reaping is the only stop that yields to activity. */
+    enum StopReason {
+        IDLE("idle for more than the TTL"), LIFETIME("maximum lifetime reached"), SPEC_CHANGED("spec changed"),
+        CLOSED("manager closed");
+
+        final String text;
+
+        StopReason(String text) {
+            this.text = text;
         }
     }
 
@@ -469,7 +652,8 @@ public final class LifecycleEngine implements SandboxManager {
      * Records the session SUSPENDED and removes its container, keeping the workdir. Called with the
      * lifecycle lock held. An ephemeral session is destroyed instead: it is never resumed.
      */
-    private boolean stop(SessionEntry e, boolean onlyIfIdle, String reason) {
+    private boolean stop(SessionEntry e, StopReason reason) {
+        boolean onlyIfIdle = reason == StopReason.IDLE;
         String sandboxId = e.deactivate(onlyIfIdle, clock.millis(), idleMillis);
         if (sandboxId == null) {
             return false;
@@ -497,14 +681,18 @@ public final class LifecycleEngine implements SandboxManager {
         driver.remove(sandboxId);
         if (rec.ephemeral()) {
             driver.deleteWorkspace(rec.workspace());
+            stats.destroyed.increment();
+            events.emit(new SandboxEvent.Destroyed(e.sessionId, sandboxId, clock.instant(), true));
+        } else {
+            stats.suspendedOne();
         }
         log.info("Session {}: {} container {} ({}); workdir {}", e.sessionId,
-                onlyIfIdle ? "reaped" : "removed", shortId(sandboxId), reason, rec.ephemeral() ? "purged" : "kept");
+                onlyIfIdle ? "reaped" : "removed", shortId(sandboxId), reason.text, rec.ephemeral() ? "purged" : "kept");
         return true;
     }
 
     /** The container vanished from under us: record the session SUSPENDED so the next call resumes. */
-    private void forgetContainer(SessionEntry e, String sandboxId) {
+    void forgetContainer(SessionEntry e, String sandboxId) {
         e.lifecycle.lock();
         try {
             if (!sandboxId.equals(e.sandboxId())) {
@@ -513,6 +701,7 @@ public final class LifecycleEngine implements SandboxManager {
             e.deactivate(false, 0, 0);
             store.update(e.record.withSandbox(SessionState.SUSPENDED, null, null)).ifPresent(r -> e.record = r);
         } finally {
+            dropIfIdle(e);
             e.lifecycle.unlock();
         }
     }
@@ -527,7 +716,7 @@ public final class LifecycleEngine implements SandboxManager {
             if (e.isGone() || !e.isActive()) {
                 return;
             }
-            java.util.Optional<SessionRecord> now = store.find(e.sessionId);
+            Optional<SessionRecord> now = store.find(e.sessionId);
             if (now.isPresent() && instanceId.equals(now.get().owner())) {
                 return; // raced with our own write: still ours
             }
@@ -549,7 +738,20 @@ public final class LifecycleEngine implements SandboxManager {
         }
     }
 
-    // ---------------------------------------------------------------- close
+    // ---------------------------------------------------------------- reconcile, stats, close
+
+    @Override
+    public int reconcile() {
+        checkOpen();
+        return reconciler.run();
+    }
+
+    @Override
+    public ManagerStats stats() {
+        long active = sessions.values().stream().filter(SessionEntry::isActive).count();
+        long pooled = pools.values().stream().mapToLong(PoolManager::size).sum();
+        return stats.snapshot(active, pooled);
+    }
 
     @Override
     public String instanceId() {
@@ -574,12 +776,15 @@ public final class LifecycleEngine implements SandboxManager {
                 e.lifecycle.lock();
                 try {
                     if (!e.isGone()) {
-                        stop(e, false, "manager closed");
+                        stop(e, StopReason.CLOSED);
                     }
                 } finally {
                     e.lifecycle.unlock();
                 }
             }));
+        }
+        for (PoolManager pool : pools.values()) {
+            stops.add(scheduler.submit(pool::drain));
         }
         for (Future<?> f : stops) {
             try {
@@ -587,9 +792,14 @@ public final class LifecycleEngine implements SandboxManager {
             } catch (InterruptedException ie) {
                 Thread.currentThread().interrupt();
                 break;
-            } catch (ExecutionException | java.util.concurrent.TimeoutException ex) {
+            } catch (ExecutionException | TimeoutException ex) {
                 log.warn("Could not suspend a session while closing: {}", ex.toString());
             }
+        }
+        try {
+            store.find(PRESENCE_PREFIX + instanceId).ifPresent(r -> store.delete(r.sessionId(), r.version()));
+        } catch (RuntimeException storeDown) {
+            log.debug("Could not remove the presence record: {}", storeDown.toString());
         }
         if (ownsScheduler) {
             scheduler.shutdownNow();
@@ -609,13 +819,17 @@ public final class LifecycleEngine implements SandboxManager {
         return now.plusMillis(leaseMillis);
     }
 
+    boolean isClosed() {
+        return closed;
+    }
+
     private void checkOpen() {
         if (closed) {
             throw new IllegalStateException("sandbox manager " + instanceId + " is closed");
         }
     }
 
-    private void removeQuietly(String sandboxId) {
+    void removeQuietly(String sandboxId) {
         try {
             driver.remove(sandboxId);
         } catch (RuntimeException e) {

@@ -1,11 +1,14 @@
 package dev.sandboxkit.internal;
 
+import dev.sandboxkit.SandboxListener;
+import dev.sandboxkit.WarmPool;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SessionStore;
 
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ScheduledExecutorService;
 
@@ -23,10 +26,15 @@ public record ManagerSettings(
         Clock clock,
         ScheduledExecutorService scheduler,
         String instanceId,
-        Map<String, String> driverProperties) {
+        Map<String, String> driverProperties,
+        SandboxListener listener,
+        List<WarmPool> warmPools,
+        Duration reconcileInterval,
+        String fleet) {
 
     /** Copies. */
     public ManagerSettings {
         driverProperties = Map.copyOf(driverProperties);
+        warmPools = List.copyOf(warmPools);
     }
 }

@@ -23,6 +23,8 @@ final class SessionEntry {
     private volatile int inflight;
     /** Epoch millis of the last acquire, exec start/end or keep-alive. */
     private volatile long lastActivity;
+    /** The next exec is the container's first (reported as the first-exec phase). Guarded by the monitor. */
+    private boolean firstExecPending;
     /** Set when the entry was dropped from the manager's map; holders must look the session up again. */
     private volatile boolean gone;
     /** A reap task for this entry is queued; avoids piling up duplicates. */
@@ -32,7 +34,9 @@ final class SessionEntry {
     volatile SessionRecord record;
     volatile SandboxSpec spec;
     /** Epoch millis when the live container started (for the lifetime limit). */
-    long startedAt;
+    volatile long startedAt;
+    /** The container the janitor killed for exceeding its lifetime, so its running execs can say so. */
+    volatile String lifetimeKilled;
     /** Last activity already written to the store (housekeeper only). */
     long flushedActivity;
 
@@ -65,13 +69,28 @@ final class SessionEntry {
         return true;
     }
 
-    synchronized void activate(SessionRecord rec, SandboxSpec sandboxSpec, String id, long now) {
+    synchronized void activate(SessionRecord rec, SandboxSpec sandboxSpec, String id, long now, long containerStart) {
         record = rec;
         spec = sandboxSpec;
-        startedAt = now;
+        startedAt = containerStart;
         lastActivity = now;
         flushedActivity = now;
+        firstExecPending = true;
         sandboxId = id;
+    }
+
+    /** Whether the calling exec is the first in this container; true once per container. */
+    synchronized boolean takeFirstExec() {
+        boolean first = firstExecPending;
+        firstExecPending = false;
+        return first;
+    }
+
+    /** Whether the live container has outlived {@code lifetimeMillis}; lock-free pre-check for the janitor. */
+    boolean outlived(long now) {
+        SandboxSpec s = spec;
+        return sandboxId != null && s != null && s.maxLifetime() != null
+                && now - startedAt >= s.maxLifetime().toMillis();
     }
 
     /**

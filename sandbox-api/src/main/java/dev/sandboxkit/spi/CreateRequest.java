@@ -12,8 +12,10 @@ import java.util.Objects;
  * @param spec      the container's spec
  * @param workspace the workdir location returned by {@link SandboxDriver#createWorkspace}
  * @param labels    labels to put on every backend resource ({@link SandboxLabels} and the spec's)
+ * @param phases    where the driver reports phase timings (image check, create, start)
  */
-public record CreateRequest(String sessionId, SandboxSpec spec, String workspace, Map<String, String> labels) {
+public record CreateRequest(String sessionId, SandboxSpec spec, String workspace, Map<String, String> labels,
+                            PhaseRecorder phases) {
 
     /** Validates and copies. */
     public CreateRequest {
@@ -21,5 +23,18 @@ public record CreateRequest(String sessionId, SandboxSpec spec, String workspace
         Objects.requireNonNull(spec, "spec");
         Objects.requireNonNull(workspace, "workspace");
         labels = Map.copyOf(labels);
+        phases = phases == null ? PhaseRecorder.NONE : phases;
+    }
+
+    /**
+     * A request whose phase timings are not recorded.
+     *
+     * @param sessionId the session
+     * @param spec      the container's spec
+     * @param workspace the workdir location
+     * @param labels    labels for every backend resource
+     */
+    public CreateRequest(String sessionId, SandboxSpec spec, String workspace, Map<String, String> labels) {
+        this(sessionId, spec, workspace, labels, PhaseRecorder.NONE);
     }
 }

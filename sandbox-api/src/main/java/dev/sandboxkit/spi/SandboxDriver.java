@@ -56,6 +56,19 @@ public interface SandboxDriver extends AutoCloseable {
     void deleteWorkspace(String workspace);
 
     /**
+     * Hands a warm-pool slot's workdir over to the session that checked the slot out, while its sandbox
+     * keeps running. Drivers with host directories rename the directory (the bind mount follows it);
+     * drivers whose volumes cannot be renamed keep the location. Default: keep it.
+     *
+     * @param workspace the slot's workdir location
+     * @param sessionId the session it now belongs to
+     * @return the location to record for the session
+     */
+    default String adoptWorkspace(String workspace, String sessionId) {
+        return workspace;
+    }
+
+    /**
      * Creates and starts a sandbox whose PID 1 is {@code sleep infinity} (under an init when the spec
      * asks), with the workdir mounted at {@value SandboxSpec#WORKSPACE}. Returns once it accepts execs.
      *

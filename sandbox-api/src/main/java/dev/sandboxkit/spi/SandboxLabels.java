@@ -11,6 +11,14 @@ public final class SandboxLabels {
     /** The instance id of the manager that created the resource. */
     public static final String OWNER = "dev.sandboxkit.owner";
 
+    /**
+     * The fleet: managers that share one session store. The orphan sweep only looks at its own fleet, so
+     * separate applications on one engine, each with its own store, never sweep each other's containers.
+     */
+    public static final String FLEET = "dev.sandboxkit.fleet";
+    /** On pre-started warm-pool containers: the pool slot id (their session label holds the same slot id). */
+    public static final String POOL = "dev.sandboxkit.pool";
+
     private SandboxLabels() {
     }
 }

@@ -291,8 +291,9 @@ class LifecycleEngineTest {
         @DisplayName("keeps the container when the store cannot record the reap, and reaps once it can")
         void storeDownDuringReap() {
             FlakyStore store = new FlakyStore();
+            // Its own fleet: it shares the fake engine with the test's other manager but not its store.
             try (SandboxManager m = SandboxManager.builder().driver(driver).clock(clock).scheduler(scheduler)
-                    .store(store).idleTimeout(TTL).reaperInterval(Duration.ofSeconds(10)).build()) {
+                    .store(store).idleTimeout(TTL).reaperInterval(Duration.ofSeconds(10)).fleet("flaky").build()) {
                 Sandbox sandbox = m.acquire("flaky", SPEC);
                 store.down.set(true);
                 scheduler.advance(TTL.plusSeconds(20));

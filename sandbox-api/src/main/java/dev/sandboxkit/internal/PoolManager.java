@@ -1,0 +1,163 @@
+package dev.sandboxkit.internal;
+
+import dev.sandboxkit.SandboxAcquireException;
+import dev.sandboxkit.WarmPool;
+import dev.sandboxkit.spi.CreateRequest;
+import dev.sandboxkit.spi.SandboxLabels;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Map;
+import java.util.concurrent.LinkedBlockingDeque;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One warm pool: pre-started sandboxes for one spec, each with its own slot workdir.
+ *
+ * <p>A slot's workdir is created like a session's, under a slot id that no session id can take (it
+ * starts with {@code _}). At checkout the driver adopts it for the session ({@code adoptWorkspace}: the
+ * Docker driver renames the host directory, which the running container's bind mount follows), so a
+ * pooled session still gets its own durable workdir. A slot goes to exactly one session; it is never
+ * returned, and refilling happens in the background on the manager's scheduler.
+ */
+final class PoolManager {
+    private static final Logger log = LoggerFactory.getLogger(PoolManager.class);
+
+    /** A started sandbox waiting for a session. */
+    record Slot(String slotId, String sandboxId, String workspace, long startedAt) {
+    }
+
+    private final LifecycleEngine engine;
+    private final WarmPool config;
+    private final String fingerprint;
+    private final LinkedBlockingDeque<Slot> idle = new LinkedBlockingDeque<>();
+    private final AtomicInteger starting = new AtomicInteger();
+    private final AtomicLong sequence = new AtomicLong();
+    private volatile boolean closed;
+
+    PoolManager(LifecycleEngine engine, WarmPool config, String fingerprint) {
+        this.engine = engine;
+        this.config = config;
+        this.fingerprint = fingerprint;
+    }
+
+    int size() {
+        return idle.size();
+    }
+
+    /** Whether a slot with this container id is waiting here or being started (for the orphan sweep). */
+    boolean owns(String sandboxId) {
+        return idle.stream().anyMatch(s -> s.sandboxId().equals(sandboxId));
+    }
+
+    boolean isStarting() {
+        return starting.get() > 0;
+    }
+
+    /**
+     * Takes a started sandbox, or applies the exhaustion policy: null means "start cold".
+     *
+     * @throws SandboxAcquireException (retryable) under {@code FAIL_FAST}, or {@code WAIT} after the timeout
+     */
+    Slot checkout() {
+        Slot slot = idle.pollFirst();
+        if (slot != null) {
+            replenishAsync();
+            return slot;
+        }
+        engine.stats.poolMisses.increment();
+        replenishAsync();
+        switch (config.whenEmpty()) {
+            case FAIL_FAST -> throw new SandboxAcquireException("warm pool for " + config.spec().image()
+                    + " is empty (policy FAIL_FAST)", null, true);
+            case WAIT -> {
+                try {
+                    slot = idle.pollFirst(config.waitTimeout().toMillis(), TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new SandboxAcquireException("interrupted while waiting for the warm pool", e, true);
+                }
+                if (slot == null) {
+                    throw new SandboxAcquireException("warm pool for " + config.spec().image() + " stayed empty for "
+                            + config.waitTimeout() + " (policy WAIT)", null, true);
+                }
+                replenishAsync();
+                return slot;
+            }
+            default -> {
+                return null; // COLD_START
+            }
+        }
+    }
+
+    /** Schedules a refill up to the minimum size. */
+    void replenishAsync() {
+        if (closed || idle.size() + starting.get() >= config.minSize()) {
+            return;
+        }
+        try {
+            engine.scheduler.execute(this::fill);
+        } catch (RuntimeException rejected) {
+            log.debug("Warm pool refill not scheduled: {}", rejected.toString());
+        }
+    }
+
+    /** Starts sandboxes until the pool holds its minimum, never more than its maximum in flight. */
+    void fill() {
+        while (!closed && !engine.isClosed()) {
+            int inFlight = starting.incrementAndGet();
+            if (idle.size() + inFlight > config.minSize() || idle.size() + inFlight > config.maxSize()) {
+                starting.decrementAndGet();
+                return;
+            }
+            try {
+                Slot slot = startSlot();
+                if (closed) {
+                    discard(slot.sandboxId(), slot.workspace());
+                    return;
+                }
+                idle.addLast(slot);
+            } catch (RuntimeException e) {
+                log.warn("Warm pool for {}: could not start a sandbox: {}", config.spec().image(), e.toString());
+                return; // try again on the next checkout
+            } finally {
+                starting.decrementAndGet();
+            }
+        }
+    }
+
+    private Slot startSlot() {
+        String slotId = "_pool." + fingerprint + "." + sequence.incrementAndGet() + "." + engine.instanceId;
+        String workspace = engine.driver.createWorkspace(slotId, config.spec());
+        Map<String, String> labels = engine.labels(slotId);
+        labels.put(SandboxLabels.POOL, slotId);
+        try {
+            String sandboxId = engine.driver.create(new CreateRequest(slotId, config.spec(), workspace, labels));
+            return new Slot(slotId, sandboxId, workspace, engine.clock.millis());
+        } catch (RuntimeException e) {
+            engine.driver.deleteWorkspace(workspace);
+            throw e;
+        }
+    }
+
+    /** Removes a slot's sandbox and workdir; used for slots that cannot be handed out. */
+    void discard(String sandboxId, String workspace) {
+        engine.removeQuietly(sandboxId);
+        try {
+            engine.driver.deleteWorkspace(workspace);
+        } catch (RuntimeException e) {
+            log.warn("Could not delete pool workdir {}: {}", workspace, e.toString());
+        }
+    }
+
+    /** Removes every waiting sandbox. Called when the manager closes. */
+    void drain() {
+        closed = true;
+        Slot slot;
+        while ((slot = idle.pollFirst()) != null) {
+            discard(slot.sandboxId(), slot.workspace());
+        }
+    }
+}

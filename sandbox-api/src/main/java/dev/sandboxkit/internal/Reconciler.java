@@ -1,0 +1,172 @@
+package dev.sandboxkit.internal;
+
+import dev.sandboxkit.SandboxEvent;
+import dev.sandboxkit.SessionState;
+import dev.sandboxkit.spi.SandboxDescriptor;
+import dev.sandboxkit.spi.SandboxLabels;
+import dev.sandboxkit.spi.SessionRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The orphan sweep: compares the managed containers (found by label) with the store and removes the ones
+ * no live manager accounts for, so that a crashed process leaks nothing for long.
+ *
+ * <p>Rules, in order: a container of another manager whose lease is live is never touched; one of this
+ * manager that it does not hold (and is not starting) is an orphan; otherwise the container is removed when
+ * its session is unknown, suspended or destroyed, when it is not the session's current container, or when
+ * the session's owner has let its lease expire (the session is first recorded SUSPENDED by compare-and-set,
+ * so it resumes on its next use). ACTIVE records whose container is gone become SUSPENDED.
+ */
+final class Reconciler {
+    private static final Logger log = LoggerFactory.getLogger(Reconciler.class);
+    private static final int MAX_RECORDS = 100_000;
+    /**
+     * A container whose owner this store has never heard of (no presence record) may belong to a live
+     * manager that was misconfigured into our fleet with another store; only sweep it once it is this old.
+     * A crashed predecessor that used an in-memory store is cleaned up this way.
+     */
+    static final Duration UNKNOWN_OWNER_GRACE = Duration.ofMinutes(10);
+
+    private final LifecycleEngine engine;
+
+    Reconciler(LifecycleEngine engine) {
+        this.engine = engine;
+    }
+
+    /** One pass; returns the number of containers removed. */
+    synchronized int run() {
+        Instant now = engine.clock.instant();
+        // Records first, containers second: a record ACTIVE before the listing has its container in it
+        // unless that container was really removed (and then the compare-and-set below settles it).
+        List<SessionRecord> active = engine.store.findIdleBefore(now.plus(Duration.ofDays(365 * 100)), MAX_RECORDS);
+        List<SandboxDescriptor> containers = engine.driver.list(Map.of(SandboxLabels.MANAGED, "true",
+                SandboxLabels.FLEET, engine.fleet));
+        Set<String> held = new HashSet<>();
+        engine.sessions.values().forEach(e -> {
+            String id = e.sandboxId();
+            if (id != null) {
+                held.add(id);
+            }
+        });
+        Map<String, Boolean> liveOwners = new HashMap<>();
+        int removed = 0;
+        for (SandboxDescriptor c : containers) {
+            if (held.contains(c.id()) || engine.pools.values().stream().anyMatch(p -> p.owns(c.id()))) {
+                continue;
+            }
+            String reason = orphanReason(c, now, liveOwners);
+            if (reason == null) {
+                continue;
+            }
+            engine.driver.remove(c.id());
+            removed++;
+            engine.stats.orphansRemoved.increment();
+            log.info("Removed orphan container {} (session {}, owner {}): {}", LifecycleEngine.shortId(c.id()),
+                    c.sessionId(), c.owner(), reason);
+            engine.events.emit(new SandboxEvent.OrphanRemoved(c.sessionId(), c.id(), engine.clock.instant(), reason));
+        }
+        Set<String> present = new HashSet<>();
+        containers.forEach(c -> present.add(c.id()));
+        for (SessionRecord rec : active) {
+            if (rec.sandboxId() == null || !present.contains(rec.sandboxId())) {
+                suspendIfContainerGone(rec, now, liveOwners);
+            }
+        }
+        return removed;
+    }
+
+    private String orphanReason(SandboxDescriptor c, Instant now, Map<String, Boolean> liveOwners) {
+        String owner = c.owner();
+        String sessionId = c.sessionId();
+        if (engine.instanceId.equals(owner)) {
+            SessionEntry e = sessionId == null ? null : engine.sessions.get(sessionId);
+            if ((e != null && e.lifecycle.isLocked())
+                    || (c.labels().containsKey(SandboxLabels.POOL) && engine.pools.values().stream().anyMatch(PoolManager::isStarting))) {
+                return null; // being started right now
+            }
+            return "created by this manager but not held by it (an interrupted start)";
+        }
+        Boolean live = owner == null ? Boolean.FALSE : liveness(owner, now, liveOwners);
+        if (live == null && c.createdAt().plus(UNKNOWN_OWNER_GRACE).isAfter(now)) {
+            return null; // an owner we know nothing about: give it the benefit of the doubt for a while
+        }
+        if (Boolean.TRUE.equals(live)) {
+            return null; // never touch a live manager's containers
+        }
+        String dead = owner == null ? "no owner label"
+                : live == null ? "owner " + owner + " is unknown to this store and the container is older than "
+                + UNKNOWN_OWNER_GRACE : "owner " + owner + " is gone (lease expired)";
+        if (c.labels().containsKey(SandboxLabels.POOL) || sessionId == null) {
+            return "unused warm-pool container; " + dead;
+        }
+        Optional<SessionRecord> found = engine.store.find(sessionId);
+        if (found.isEmpty()) {
+            return "unknown session; " + dead;
+        }
+        SessionRecord rec = found.get();
+        if (rec.state() != SessionState.ACTIVE) {
+            return "session is " + rec.state() + "; " + dead;
+        }
+        if (!c.id().equals(rec.sandboxId())) {
+            return "not the session's current container; " + dead;
+        }
+        if (engine.instanceId.equals(rec.owner()) || (rec.owner() != null && isLive(rec.owner(), now, liveOwners))) {
+            return null; // the session has moved to a live manager, which manages this container
+        }
+        // Claim the session back to SUSPENDED first, so that exactly one sweeper removes the container.
+        Optional<SessionRecord> claimed = engine.store.update(rec.withSandbox(SessionState.SUSPENDED, null, null)
+                .withOwner(null, null));
+        return claimed.isPresent() ? "session was ACTIVE under a gone owner; recorded SUSPENDED" : null;
+    }
+
+    private void suspendIfContainerGone(SessionRecord rec, Instant now, Map<String, Boolean> liveOwners) {
+        if (rec.sessionId().startsWith(LifecycleEngine.PRESENCE_PREFIX)) {
+            return;
+        }
+        if (engine.instanceId.equals(rec.owner())) {
+            SessionEntry e = engine.sessions.get(rec.sessionId());
+            if (e != null && e.lifecycle.isLocked()) {
+                return;
+            }
+            if (e != null && rec.sandboxId() != null && rec.sandboxId().equals(e.sandboxId())) {
+                log.info("Session {}: container {} is gone; recording SUSPENDED", rec.sessionId(),
+                        LifecycleEngine.shortId(rec.sandboxId()));
+                engine.forgetContainer(e, rec.sandboxId());
+                return;
+            }
+        } else if (rec.owner() != null && isLive(rec.owner(), now, liveOwners)) {
+            return; // its owner will notice on the next exec
+        }
+        engine.store.update(rec.withSandbox(SessionState.SUSPENDED, null, null)
+                        .withOwner(engine.instanceId.equals(rec.owner()) ? rec.owner() : null, null))
+                .ifPresent(r -> log.info("Session {}: ACTIVE but its container {} is gone; recorded SUSPENDED",
+                        r.sessionId(), LifecycleEngine.shortId(rec.sandboxId())));
+    }
+
+    /** A manager is live while its presence record's lease is renewed. */
+    private boolean isLive(String owner, Instant now, Map<String, Boolean> cache) {
+        return !Boolean.FALSE.equals(liveness(owner, now, cache));
+    }
+
+    /** {@code true} live, {@code false} gone (its presence lease expired), {@code null} unknown to this store. */
+    private Boolean liveness(String owner, Instant now, Map<String, Boolean> cache) {
+        if (owner.equals(engine.instanceId)) {
+            return Boolean.TRUE;
+        }
+        if (!cache.containsKey(owner)) {
+            cache.put(owner, engine.store.find(LifecycleEngine.PRESENCE_PREFIX + owner)
+                    .map(r -> !r.leaseExpired(now)).orElse(null));
+        }
+        return cache.get(owner);
+    }
+}
