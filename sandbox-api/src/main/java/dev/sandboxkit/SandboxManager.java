@@ -121,6 +121,16 @@ public interface SandboxManager extends AutoCloseable {
     ManagerStats stats();
 
     /**
+     * A ready-made text for an agent's system prompt that tells the model how this sandbox behaves: which
+     * directory persists, what is lost after idle time, that each command runs in a fresh shell, and the
+     * network and lifetime limits of the spec.
+     *
+     * @param spec the spec the agent's sandbox uses
+     * @return plain text, a few lines
+     */
+    String modelInstructions(SandboxSpec spec);
+
+    /**
      * This manager's instance id, written as the owner label on every container it creates.
      *
      * @return the instance id

@@ -32,6 +32,14 @@ import java.util.Set;
  * @param labels                 extra labels on the container; the {@code dev.sandboxkit.} prefix is reserved
  * @param ephemeral              single-use: released means hard-killed, workdir purged, never reused
  * @param maxLifetime            hard limit on a container's life regardless of activity, or {@code null}
+ * @param postCreate             a command run once in every new container (resume included) before it is
+ *                               handed out; a failure fails the acquire with its output. Stored with the
+ *                               session: never put secrets in it. {@code null} for none
+ * @param proxy                  HTTP(S) proxy settings exported to every exec, or {@code null}
+ * @param extraCaCertificates    PEM certificates to trust in addition to the image's bundle, or {@code null};
+ *                               installed under {@code /tmp/.sandboxkit} in each new container and exposed
+ *                               through {@code SSL_CERT_FILE}, {@code REQUESTS_CA_BUNDLE}, {@code CURL_CA_BUNDLE},
+ *                               {@code NODE_EXTRA_CA_CERTS}, {@code GIT_SSL_CAINFO} and {@code PIP_CERT}
  */
 public record SandboxSpec(
         String image,
@@ -50,7 +58,10 @@ public record SandboxSpec(
         PullPolicy pullPolicy,
         Map<String, String> labels,
         boolean ephemeral,
-        Duration maxLifetime) {
+        Duration maxLifetime,
+        ExecRequest postCreate,
+        Proxy proxy,
+        String extraCaCertificates) {
 
     /** Where the session's durable workdir is mounted inside every sandbox. */
     public static final String WORKSPACE = "/workspace";
@@ -86,6 +97,51 @@ public record SandboxSpec(
         }
         if (maxLifetime != null && (maxLifetime.isNegative() || maxLifetime.isZero())) {
             throw new IllegalArgumentException("maxLifetime must be positive, got: " + maxLifetime);
+        }
+        if (postCreate != null && (postCreate.stdinLength() >= 0 || postCreate.listener() != null)) {
+            throw new IllegalArgumentException("postCreate takes neither stdin nor a listener");
+        }
+        if (extraCaCertificates != null && !extraCaCertificates.contains("-----BEGIN CERTIFICATE-----")) {
+            throw new IllegalArgumentException("extraCaCertificates must be PEM (-----BEGIN CERTIFICATE-----)");
+        }
+    }
+
+    /**
+     * HTTP(S) proxy settings, exported to every exec as {@code HTTP_PROXY}/{@code http_proxy},
+     * {@code HTTPS_PROXY}/{@code https_proxy} and {@code NO_PROXY}/{@code no_proxy}.
+     *
+     * @param httpProxy  proxy URL for http, or {@code null}
+     * @param httpsProxy proxy URL for https, or {@code null}
+     * @param noProxy    comma-separated hosts that bypass the proxy, or {@code null}
+     */
+    public record Proxy(String httpProxy, String httpsProxy, String noProxy) {
+        /** Validates. */
+        public Proxy {
+            if (httpProxy == null && httpsProxy == null) {
+                throw new IllegalArgumentException("a proxy needs httpProxy or httpsProxy");
+            }
+        }
+
+        /**
+         * The variables to export, lower and upper case (tools disagree on which they read).
+         *
+         * @return variable name to value
+         */
+        public Map<String, String> environment() {
+            Map<String, String> env = new LinkedHashMap<>();
+            if (httpProxy != null) {
+                env.put("HTTP_PROXY", httpProxy);
+                env.put("http_proxy", httpProxy);
+            }
+            if (httpsProxy != null) {
+                env.put("HTTPS_PROXY", httpsProxy);
+                env.put("https_proxy", httpsProxy);
+            }
+            if (noProxy != null) {
+                env.put("NO_PROXY", noProxy);
+                env.put("no_proxy", noProxy);
+            }
+            return env;
         }
     }
 
@@ -146,6 +202,9 @@ public record SandboxSpec(
         private final Map<String, String> labels = new LinkedHashMap<>();
         private boolean ephemeral;
         private Duration maxLifetime;
+        private ExecRequest postCreate;
+        private Proxy proxy;
+        private String extraCaCertificates;
 
         private Builder() {
         }
@@ -168,6 +227,9 @@ public record SandboxSpec(
             labels.putAll(s.labels);
             ephemeral = s.ephemeral;
             maxLifetime = s.maxLifetime;
+            postCreate = s.postCreate;
+            proxy = s.proxy;
+            extraCaCertificates = s.extraCaCertificates;
         }
 
         /**
@@ -380,6 +442,39 @@ public record SandboxSpec(
         }
 
         /**
+         * Runs a command once in every new container, resume included, before it is handed out.
+         *
+         * @param hook the command (no stdin, no listener), or {@code null} for none
+         * @return this builder
+         */
+        public Builder postCreate(ExecRequest hook) {
+            this.postCreate = hook;
+            return this;
+        }
+
+        /**
+         * Exports HTTP(S) proxy settings to every exec.
+         *
+         * @param settings the proxy, or {@code null} for none
+         * @return this builder
+         */
+        public Builder proxy(Proxy settings) {
+            this.proxy = settings;
+            return this;
+        }
+
+        /**
+         * Trusts extra CA certificates in every exec (see the record's documentation for how).
+         *
+         * @param pem one or more PEM certificates, or {@code null} for none
+         * @return this builder
+         */
+        public Builder extraCaCertificates(String pem) {
+            this.extraCaCertificates = pem;
+            return this;
+        }
+
+        /**
          * Builds the spec.
          *
          * @return the immutable spec
@@ -388,7 +483,7 @@ public record SandboxSpec(
         public SandboxSpec build() {
             return new SandboxSpec(image, env, user, network, memoryBytes, cpus, pidsLimit, tmpSizeBytes,
                     dropAllCapabilities, addCapabilities, noNewPrivileges, readOnlyRootFilesystem, init,
-                    pullPolicy, labels, ephemeral, maxLifetime);
+                    pullPolicy, labels, ephemeral, maxLifetime, postCreate, proxy, extraCaCertificates);
         }
     }
 }

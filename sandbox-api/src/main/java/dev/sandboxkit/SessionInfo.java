@@ -1,6 +1,7 @@
 package dev.sandboxkit;
 
 import java.time.Instant;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -14,6 +15,8 @@ import java.util.Objects;
  * @param createdAt    when the session was first created
  * @param lastActivity the last acquire, exec or keep-alive
  * @param spec         the spec the session's containers are created from
+ * @param attributes   small data stored with the session, for example the post-create hook's
+ *                     {@code postCreate.exitCode} and {@code postCreate.output}
  */
 public record SessionInfo(
         String sessionId,
@@ -23,7 +26,8 @@ public record SessionInfo(
         String owner,
         Instant createdAt,
         Instant lastActivity,
-        SandboxSpec spec) {
+        SandboxSpec spec,
+        Map<String, String> attributes) {
 
     /** Validates. */
     public SessionInfo {
@@ -31,5 +35,6 @@ public record SessionInfo(
         Objects.requireNonNull(state, "state");
         Objects.requireNonNull(createdAt, "createdAt");
         Objects.requireNonNull(lastActivity, "lastActivity");
+        attributes = Map.copyOf(attributes == null ? Map.of() : attributes);
     }
 }

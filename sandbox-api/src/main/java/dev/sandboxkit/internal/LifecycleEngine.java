@@ -81,6 +81,7 @@ public final class LifecycleEngine implements SandboxManager {
     private final boolean ownsStore;
     private final boolean ownsScheduler;
     private final SpecCodec specs = new SpecCodec();
+    final ContainerSetup setup = new ContainerSetup();
     private final Housekeeper housekeeper;
     private final Reconciler reconciler;
     private volatile boolean closed;
@@ -287,7 +288,8 @@ public final class LifecycleEngine implements SandboxManager {
         }
         Instant now = clock.instant();
         SessionRecord fresh = newRecord(e.sessionId, SessionState.ACTIVE, slot.sandboxId(), workspace, encoded,
-                fingerprint, spec.ephemeral(), now, Instant.ofEpochMilli(slot.startedAt()));
+                fingerprint, spec.ephemeral(), now, Instant.ofEpochMilli(slot.startedAt()))
+                .withAttributes(slot.attributes());
         Optional<SessionRecord> written;
         try {
             written = writeNew(fresh, destroyed);
@@ -299,7 +301,7 @@ public final class LifecycleEngine implements SandboxManager {
             pool.discard(slot.sandboxId(), workspace); // never back into the pool: it was handed out
             throw new StaleRecord();
         }
-        e.activate(written.get(), spec, slot.sandboxId(), clock.millis(), slot.startedAt());
+        e.activate(written.get(), spec, setup.execEnvironment(spec), slot.sandboxId(), clock.millis(), slot.startedAt());
         Duration took = Duration.ofNanos(System.nanoTime() - t0);
         stats.created.increment();
         stats.poolHits.increment();
@@ -352,18 +354,21 @@ public final class LifecycleEngine implements SandboxManager {
         Instant started = clock.instant();
         SessionRecord written;
         try {
+            Map<String, String> attributes = new HashMap<>(rec.attributes());
+            attributes.putAll(setup.prepare(driver, rec.sessionId(), sandboxId, spec, phases));
             written = store.update(rec.withSandbox(SessionState.ACTIVE, sandboxId, started)
-                    .withOwner(instanceId, lease(started)).withLastActivity(started)).orElse(null);
-        } catch (RuntimeException storeDown) {
+                    .withOwner(instanceId, lease(started)).withLastActivity(started).withAttributes(attributes))
+                    .orElse(null);
+        } catch (RuntimeException setupOrStoreFailed) {
             removeQuietly(sandboxId);
-            throw storeDown;
+            throw setupOrStoreFailed;
         }
         if (written == null) {
             removeQuietly(sandboxId);
             throw new StaleRecord();
         }
         long nowMillis = clock.millis();
-        e.activate(written, spec, sandboxId, nowMillis, nowMillis);
+        e.activate(written, spec, setup.execEnvironment(spec), sandboxId, nowMillis, nowMillis);
         Duration took = Duration.ofNanos(System.nanoTime() - t0);
         boolean resumed = !fresh;
         if (resumed) {
@@ -412,7 +417,7 @@ public final class LifecycleEngine implements SandboxManager {
                     throw notFound(sessionId);
                 }
                 return events.enabled() ? execObserved(e, sandboxId, request) : classify(e, sandboxId,
-                        driver.exec(sandboxId, withSpecEnv(e.spec, request)));
+                        driver.exec(sandboxId, ContainerSetup.withEnvironment(e.execEnv, request)));
             } catch (SandboxNotFoundException notFound) {
                 // The container disappeared before the command started (removed outside this manager):
                 // suspend and resume transparently, once.
@@ -433,7 +438,8 @@ public final class LifecycleEngine implements SandboxManager {
     private ExecResult execObserved(SessionEntry e, String sandboxId, ExecRequest request) {
         boolean first = e.takeFirstExec();
         events.emit(new SandboxEvent.ExecStarted(e.sessionId, sandboxId, clock.instant(), request));
-        ExecResult result = classify(e, sandboxId, driver.exec(sandboxId, withSpecEnv(e.spec, request)));
+        ExecResult result = classify(e, sandboxId, driver.exec(sandboxId,
+                ContainerSetup.withEnvironment(e.execEnv, request)));
         events.emit(new SandboxEvent.ExecFinished(e.sessionId, sandboxId, clock.instant(), result, first));
         return result;
     }
@@ -445,15 +451,6 @@ public final class LifecycleEngine implements SandboxManager {
             return result.withTermination(ExecResult.Termination.LIFETIME_EXCEEDED);
         }
         return result;
-    }
-
-    private static ExecRequest withSpecEnv(SandboxSpec spec, ExecRequest request) {
-        if (spec == null || spec.env().isEmpty()) {
-            return request;
-        }
-        Map<String, String> merged = new HashMap<>(spec.env());
-        merged.putAll(request.env());
-        return request.withEnv(merged);
     }
 
     /** Brings a suspended session back with a fresh container on the same workdir. */
@@ -520,7 +517,7 @@ public final class LifecycleEngine implements SandboxManager {
             lastActivity = local.isAfter(lastActivity) ? local : lastActivity;
         }
         return Optional.of(new SessionInfo(r.sessionId(), r.state(), r.sandboxId(), r.workspace(), r.owner(),
-                r.createdAt(), lastActivity, specs.decode(r.spec())));
+                r.createdAt(), lastActivity, specs.decode(r.spec()), r.attributes()));
     }
 
     @Override
@@ -751,6 +748,11 @@ public final class LifecycleEngine implements SandboxManager {
         long active = sessions.values().stream().filter(SessionEntry::isActive).count();
         long pooled = pools.values().stream().mapToLong(PoolManager::size).sum();
         return stats.snapshot(active, pooled);
+    }
+
+    @Override
+    public String modelInstructions(SandboxSpec spec) {
+        return ModelInstructions.render(Objects.requireNonNull(spec, "spec"), Duration.ofMillis(idleMillis));
     }
 
     @Override

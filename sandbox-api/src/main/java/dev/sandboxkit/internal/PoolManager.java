@@ -26,7 +26,7 @@ final class PoolManager {
     private static final Logger log = LoggerFactory.getLogger(PoolManager.class);
 
     /** A started sandbox waiting for a session. */
-    record Slot(String slotId, String sandboxId, String workspace, long startedAt) {
+    record Slot(String slotId, String sandboxId, String workspace, long startedAt, Map<String, String> attributes) {
     }
 
     private final LifecycleEngine engine;
@@ -135,7 +135,14 @@ final class PoolManager {
         labels.put(SandboxLabels.POOL, slotId);
         try {
             String sandboxId = engine.driver.create(new CreateRequest(slotId, config.spec(), workspace, labels));
-            return new Slot(slotId, sandboxId, workspace, engine.clock.millis());
+            try {
+                Map<String, String> attributes = engine.setup.prepare(engine.driver, slotId, sandboxId, config.spec(),
+                        new java.util.HashMap<>());
+                return new Slot(slotId, sandboxId, workspace, engine.clock.millis(), attributes);
+            } catch (RuntimeException setupFailed) {
+                engine.removeQuietly(sandboxId);
+                throw setupFailed;
+            }
         } catch (RuntimeException e) {
             engine.driver.deleteWorkspace(workspace);
             throw e;

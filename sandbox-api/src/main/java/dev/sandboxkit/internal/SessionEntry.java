@@ -3,6 +3,7 @@ package dev.sandboxkit.internal;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.spi.SessionRecord;
 
+import java.util.Map;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -33,6 +34,8 @@ final class SessionEntry {
     // Written under the lifecycle lock; read by execs.
     volatile SessionRecord record;
     volatile SandboxSpec spec;
+    /** Spec env + proxy + CA variables, shared by all sessions of a spec. */
+    volatile Map<String, String> execEnv = Map.of();
     /** Epoch millis when the live container started (for the lifetime limit). */
     volatile long startedAt;
     /** The container the janitor killed for exceeding its lifetime, so its running execs can say so. */
@@ -69,9 +72,11 @@ final class SessionEntry {
         return true;
     }
 
-    synchronized void activate(SessionRecord rec, SandboxSpec sandboxSpec, String id, long now, long containerStart) {
+    synchronized void activate(SessionRecord rec, SandboxSpec sandboxSpec, Map<String, String> env, String id, long now,
+                               long containerStart) {
         record = rec;
         spec = sandboxSpec;
+        execEnv = env;
         startedAt = containerStart;
         lastActivity = now;
         flushedActivity = now;

@@ -1,5 +1,6 @@
 package dev.sandboxkit.internal;
 
+import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.PullPolicy;
 import dev.sandboxkit.SandboxSpec;
 
@@ -10,6 +11,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -50,6 +52,25 @@ final class SpecCodec {
         if (s.maxLifetime() != null) {
             kv.put("maxLifetime", s.maxLifetime().toString());
         }
+        ExecRequest hook = s.postCreate();
+        if (hook != null) {
+            for (int i = 0; i < hook.command().size(); i++) {
+                kv.put(String.format("postCreate.arg.%03d", i), hook.command().get(i));
+            }
+            hook.env().forEach((k, v) -> kv.put("postCreate.env." + k, v));
+            if (hook.workingDir() != null) {
+                kv.put("postCreate.workingDir", hook.workingDir());
+            }
+            if (hook.timeout() != null) {
+                kv.put("postCreate.timeout", hook.timeout().toString());
+            }
+        }
+        if (s.proxy() != null) {
+            putIfSet(kv, "proxy.http", s.proxy().httpProxy());
+            putIfSet(kv, "proxy.https", s.proxy().httpsProxy());
+            putIfSet(kv, "proxy.no", s.proxy().noProxy());
+        }
+        putIfSet(kv, "extraCaCertificates", s.extraCaCertificates());
         StringBuilder b = new StringBuilder(VERSION).append('\n');
         kv.forEach((k, v) -> b.append(enc(k)).append('=').append(enc(v)).append('\n'));
         return b.toString();
@@ -65,6 +86,11 @@ final class SpecCodec {
             throw new IllegalArgumentException("not an encoded spec (expected " + VERSION + ")");
         }
         SandboxSpec.Builder b = SandboxSpec.builder();
+        TreeMap<String, String> hookArgs = new TreeMap<>();
+        Map<String, String> hookEnv = new TreeMap<>();
+        String[] hookDir = new String[1];
+        Duration[] hookTimeout = new Duration[1];
+        String[] proxy = new String[3];
         for (int i = 1; i < lines.length; i++) {
             if (lines[i].isEmpty()) {
                 continue;
@@ -78,6 +104,10 @@ final class SpecCodec {
                 b.label(k.substring(6), v);
             } else if (k.startsWith("cap.")) {
                 b.addCapability(k.substring(4));
+            } else if (k.startsWith("postCreate.arg.")) {
+                hookArgs.put(k, v);
+            } else if (k.startsWith("postCreate.env.")) {
+                hookEnv.put(k.substring("postCreate.env.".length()), v);
             } else {
                 switch (k) {
                     case "image" -> b.image(v);
@@ -94,11 +124,30 @@ final class SpecCodec {
                     case "pullPolicy" -> b.pullPolicy(PullPolicy.valueOf(v));
                     case "ephemeral" -> b.ephemeral(Boolean.parseBoolean(v));
                     case "maxLifetime" -> b.maxLifetime(Duration.parse(v));
+                    case "postCreate.workingDir" -> hookDir[0] = v;
+                    case "postCreate.timeout" -> hookTimeout[0] = Duration.parse(v);
+                    case "proxy.http" -> proxy[0] = v;
+                    case "proxy.https" -> proxy[1] = v;
+                    case "proxy.no" -> proxy[2] = v;
+                    case "extraCaCertificates" -> b.extraCaCertificates(v);
                     default -> { } // written by a newer version: ignore rather than fail a resume
                 }
             }
         }
+        if (!hookArgs.isEmpty()) {
+            b.postCreate(ExecRequest.of(List.copyOf(hookArgs.values())).withEnv(hookEnv).withWorkingDir(hookDir[0])
+                    .withTimeout(hookTimeout[0]));
+        }
+        if (proxy[0] != null || proxy[1] != null) {
+            b.proxy(new SandboxSpec.Proxy(proxy[0], proxy[1], proxy[2]));
+        }
         return b.build();
+    }
+
+    private static void putIfSet(Map<String, String> kv, String key, String value) {
+        if (value != null) {
+            kv.put(key, value);
+        }
     }
 
     static String fingerprint(String encoded) {
