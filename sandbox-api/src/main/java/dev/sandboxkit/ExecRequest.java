@@ -18,7 +18,8 @@ import java.util.Objects;
  * @param command     argv; {@link #shell(String)} wraps a script in {@code /bin/sh -c}
  * @param env         environment for this exec only, on top of the spec's env
  * @param workingDir  absolute path inside {@value SandboxSpec#WORKSPACE}; {@code null} means the workspace itself
- * @param stdin       bytes written to the process's stdin, followed by EOF; {@code null} for no stdin
+ * @param stdin       bytes written to the process's stdin, followed by EOF; {@code null} means the process
+ *                    sees EOF at once (empty stdin)
  * @param timeout     kill the process after this long; {@code null} for no limit
  * @param stdoutLimit maximum stdout bytes kept in the result
  * @param stderrLimit maximum stderr bytes kept in the result
@@ -161,6 +162,26 @@ public record ExecRequest(
      */
     public ExecRequest withOutputLimit(int bytes) {
         return new ExecRequest(command, env, workingDir, stdin, timeout, bytes, bytes, listener);
+    }
+
+    /**
+     * Returns a copy with a cap on stdout kept in the result.
+     *
+     * @param bytes cap
+     * @return the new request
+     */
+    public ExecRequest withStdoutLimit(int bytes) {
+        return new ExecRequest(command, env, workingDir, stdin, timeout, bytes, stderrLimit, listener);
+    }
+
+    /**
+     * Returns a copy with a cap on stderr kept in the result.
+     *
+     * @param bytes cap
+     * @return the new request
+     */
+    public ExecRequest withStderrLimit(int bytes) {
+        return new ExecRequest(command, env, workingDir, stdin, timeout, stdoutLimit, bytes, listener);
     }
 
     /**

@@ -31,6 +31,9 @@ final class Housekeeper {
     private final long heartbeatMillis;
     private final long reconcileMillis;
     private final List<ScheduledFuture<?>> tasks = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** Passes running now; close() waits for them so that none touches a closed driver or store. */
+    private final java.util.concurrent.atomic.AtomicInteger running = new java.util.concurrent.atomic.AtomicInteger();
+    private volatile boolean stopped;
 
     Housekeeper(LifecycleEngine engine, Reconciler reconciler, long reaperMillis, long heartbeatMillis,
                 long reconcileMillis) {
@@ -51,8 +54,19 @@ final class Housekeeper {
                 TimeUnit.MILLISECONDS));
     }
 
+    /** Cancels the periodic passes and waits (bounded) for any that is running to finish. */
     void stop() {
+        stopped = true;
         tasks.forEach(t -> t.cancel(false));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (running.get() > 0 && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
     }
 
     /**
@@ -100,9 +114,13 @@ final class Housekeeper {
         }
     }
 
-    private static Runnable guard(String what, Runnable task) {
+    private Runnable guard(String what, Runnable task) {
         return () -> {
+            running.incrementAndGet();
             try {
+                if (stopped) {
+                    return; // queued before close(): the driver may already be gone
+                }
                 task.run();
             } catch (SandboxException e) {
                 // Expected while the backend or store is down: one line, and the next pass retries.
@@ -110,6 +128,8 @@ final class Housekeeper {
             } catch (RuntimeException | Error e) {
                 // A periodic task that throws is never run again: log and carry on.
                 log.error("sandboxkit {} pass failed", what, e);
+            } finally {
+                running.decrementAndGet();
             }
         };
     }

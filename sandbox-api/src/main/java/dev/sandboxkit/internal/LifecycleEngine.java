@@ -72,6 +72,8 @@ public final class LifecycleEngine implements SandboxManager {
     final long leaseMillis;
     final String instanceId;
     final String fleet;
+    /** Whether the user named the fleet, asserting that its managers share this store (see Reconciler). */
+    final boolean fleetExplicit;
     final ScheduledExecutorService scheduler;
     final ConcurrentHashMap<String, SessionEntry> sessions = new ConcurrentHashMap<>();
     final Stats stats = new Stats();
@@ -93,6 +95,7 @@ public final class LifecycleEngine implements SandboxManager {
         this.clock = clock;
         this.instanceId = instanceId;
         this.fleet = s.fleet() != null ? SessionIds.requireValidInstanceId(s.fleet()) : "default";
+        this.fleetExplicit = s.fleet() != null;
         this.ownsStore = s.store() == null;
         this.store = ownsStore ? new InMemorySessionStore() : s.store();
         Duration idle = s.idleTimeout() != null ? s.idleTimeout() : DEFAULT_IDLE_TIMEOUT;
@@ -185,8 +188,8 @@ public final class LifecycleEngine implements SandboxManager {
         SessionIds.requireValid(sessionId);
         Objects.requireNonNull(spec, "spec");
         checkOpen();
-        String encoded = SpecCodec.encode(spec);
-        String fingerprint = SpecCodec.fingerprint(encoded);
+        String encoded = specs.intern(SpecCodec.encode(spec));
+        String fingerprint = specs.intern(SpecCodec.fingerprint(encoded));
         try (MDC.MDCCloseable ignored = MDC.putCloseable(MDC_SESSION, sessionId)) {
             for (int attempt = 1; ; attempt++) {
                 SessionEntry e = sessions.computeIfAbsent(sessionId, SessionEntry::new);
@@ -350,7 +353,7 @@ public final class LifecycleEngine implements SandboxManager {
         long t0 = System.nanoTime();
         Map<String, Duration> phases = new LinkedHashMap<>();
         String sandboxId = driver.create(new CreateRequest(rec.sessionId(), spec, rec.workspace(),
-                labels(rec.sessionId()), phases::put));
+                labels(rec.sessionId(), spec), phases::put));
         Instant started = clock.instant();
         SessionRecord written;
         try {
@@ -384,8 +387,9 @@ public final class LifecycleEngine implements SandboxManager {
         }
     }
 
-    Map<String, String> labels(String sessionId) {
-        Map<String, String> labels = new HashMap<>(8);
+    /** The spec's labels plus sandboxkit's own, which win. */
+    Map<String, String> labels(String sessionId, SandboxSpec spec) {
+        Map<String, String> labels = new HashMap<>(spec.labels());
         labels.put(SandboxLabels.MANAGED, "true");
         labels.put(SandboxLabels.SESSION, sessionId);
         labels.put(SandboxLabels.OWNER, instanceId);

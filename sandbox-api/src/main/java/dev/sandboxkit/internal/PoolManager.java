@@ -131,7 +131,7 @@ final class PoolManager {
     private Slot startSlot() {
         String slotId = "_pool." + fingerprint + "." + sequence.incrementAndGet() + "." + engine.instanceId;
         String workspace = engine.driver.createWorkspace(slotId, config.spec());
-        Map<String, String> labels = engine.labels(slotId);
+        Map<String, String> labels = engine.labels(slotId, config.spec());
         labels.put(SandboxLabels.POOL, slotId);
         try {
             String sandboxId = engine.driver.create(new CreateRequest(slotId, config.spec(), workspace, labels));

@@ -31,9 +31,10 @@ final class Reconciler {
     private static final Logger log = LoggerFactory.getLogger(Reconciler.class);
     private static final int MAX_RECORDS = 100_000;
     /**
-     * A container whose owner this store has never heard of (no presence record) may belong to a live
-     * manager that was misconfigured into our fleet with another store; only sweep it once it is this old.
-     * A crashed predecessor that used an in-memory store is cleaned up this way.
+     * A container whose owner this store has never heard of (no presence record) is swept only in a fleet the
+     * user named, and only once it is this old: that is how a crashed predecessor that used an in-memory store
+     * is cleaned up. In the default fleet such containers are never touched, so two applications with their
+     * own stores on one engine cannot sweep each other.
      */
     static final Duration UNKNOWN_OWNER_GRACE = Duration.ofMinutes(10);
 
@@ -97,8 +98,10 @@ final class Reconciler {
             return "created by this manager but not held by it (an interrupted start)";
         }
         Boolean live = owner == null ? Boolean.FALSE : liveness(owner, now, liveOwners);
-        if (live == null && c.createdAt().plus(UNKNOWN_OWNER_GRACE).isAfter(now)) {
-            return null; // an owner we know nothing about: give it the benefit of the doubt for a while
+        if (live == null && (!engine.fleetExplicit || c.createdAt().plus(UNKNOWN_OWNER_GRACE).isAfter(now))) {
+            // An owner this store knows nothing about may be another application on the same engine. Only a
+            // fleet the user named asserts "every manager here shares my store"; even then, wait a while.
+            return null;
         }
         if (Boolean.TRUE.equals(live)) {
             return null; // never touch a live manager's containers

@@ -76,6 +76,14 @@ final class SpecCodec {
         return b.toString();
     }
 
+    /** One shared copy of each encoded spec and fingerprint, so that 10,000 sessions hold one string each. */
+    private final Map<String, String> interned = new ConcurrentHashMap<>();
+
+    String intern(String text) {
+        String previous = interned.putIfAbsent(text, text);
+        return previous != null ? previous : text;
+    }
+
     SandboxSpec decode(String text) {
         return decoded.computeIfAbsent(text, SpecCodec::parse);
     }

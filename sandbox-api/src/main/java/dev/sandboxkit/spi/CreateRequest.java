@@ -11,7 +11,7 @@ import java.util.Objects;
  * @param sessionId the session
  * @param spec      the container's spec
  * @param workspace the workdir location returned by {@link SandboxDriver#createWorkspace}
- * @param labels    labels to put on every backend resource ({@link SandboxLabels} and the spec's)
+ * @param labels    labels to put on every backend resource: the spec's labels plus {@link SandboxLabels}'
  * @param phases    where the driver reports phase timings (image check, create, start)
  */
 public record CreateRequest(String sessionId, SandboxSpec spec, String workspace, Map<String, String> labels,

@@ -49,7 +49,9 @@ public interface SandboxDriver extends AutoCloseable {
     String createWorkspace(String sessionId, SandboxSpec spec);
 
     /**
-     * Deletes a workdir and everything in it, never following links planted inside. Idempotent.
+     * Deletes a workdir and everything in it, never following links planted inside. Idempotent. The engine
+     * calls it only once no sandbox uses the workdir any more (its container was removed first), so the
+     * sandbox cannot race the deletion.
      *
      * @param workspace the location returned by {@link #createWorkspace}
      */
@@ -86,8 +88,12 @@ public interface SandboxDriver extends AutoCloseable {
      *
      * @param sandboxId the sandbox
      * @param request   what to run
+     * <p>If the sandbox disappears while the command runs, return the output read so far with
+     * {@code Termination.KILLED} and the exit code the backend reported (137 for SIGKILL), or -1 when it
+     * reported none; do not throw.
+     *
      * @return the result
-     * @throws dev.sandboxkit.SandboxNotFoundException if the sandbox does not exist
+     * @throws dev.sandboxkit.SandboxNotFoundException if the sandbox does not exist when the exec starts
      */
     ExecResult exec(String sandboxId, ExecRequest request);
 

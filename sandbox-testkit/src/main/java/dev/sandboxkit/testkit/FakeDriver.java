@@ -15,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -216,7 +217,10 @@ public final class FakeDriver implements SandboxDriver {
         }
         String id = "fake-" + ids.incrementAndGet();
         workspaces.computeIfAbsent(request.workspace(), k -> new ConcurrentHashMap<>());
-        sandboxes.put(id, new Sandbox(request, new SandboxDescriptor(id, request.labels(), clock.instant(), true)));
+        // Like a real backend: the spec's extra labels go on the sandbox next to sandboxkit's own.
+        Map<String, String> labels = new HashMap<>(request.spec().labels());
+        labels.putAll(request.labels());
+        sandboxes.put(id, new Sandbox(request, new SandboxDescriptor(id, labels, clock.instant(), true)));
         created.incrementAndGet();
         return id;
     }

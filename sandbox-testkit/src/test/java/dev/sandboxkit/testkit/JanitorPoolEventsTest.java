@@ -149,7 +149,8 @@ class JanitorPoolEventsTest {
         @Test
         @DisplayName("removes a container whose session is unknown or suspended once its unknown owner is past the grace period")
         void strayContainers() {
-            SandboxManager m = manager("m1", SandboxManager.builder().reconcileInterval(Duration.ofDays(1)));
+            SandboxManager m = manager("m1", SandboxManager.builder().reconcileInterval(Duration.ofDays(1))
+                    .fleet("default"));
             m.acquire("sus", SPEC);
             scheduler.advance(TTL.plusSeconds(2)); // "sus" is reaped: SUSPENDED
             String unknown = ghost("nobody", "default");
@@ -180,9 +181,20 @@ class JanitorPoolEventsTest {
         void onBuild() {
             String old = ghost("x", "default");
             clock.advance(Duration.ofMinutes(11));
-            manager("m1");
+            manager("m1", SandboxManager.builder().fleet("default"));
             scheduler.runDueTasks();
             assertThat(driver.liveSandboxes()).doesNotContain(old);
+        }
+
+        @Test
+        @DisplayName("in the default fleet, containers of owners unknown to the store are never touched")
+        void defaultFleetIsConservative() {
+            String foreign = ghost("x", "default");
+            clock.advance(Duration.ofDays(1));
+            SandboxManager m = manager("m1");
+            scheduler.runDueTasks();
+            assertThat(m.reconcile()).isZero();
+            assertThat(driver.liveSandboxes()).contains(foreign);
         }
 
         private String ghost(String sessionId, String fleet) {

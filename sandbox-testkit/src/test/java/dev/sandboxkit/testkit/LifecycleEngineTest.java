@@ -472,9 +472,21 @@ class LifecycleEngineTest {
         @Test
         @DisplayName("without any usable driver the error explains why each candidate was passed over")
         void noUsableDriver() {
-            assertThatThrownBy(() -> SandboxManager.builder().build())
-                    .isInstanceOf(SandboxConfigurationException.class)
-                    .hasMessageContaining("fake: only used when selected by name");
+            // The Docker driver is on this module's test classpath (for its conformance run): point it at a
+            // socket that does not exist, so that no candidate is usable.
+            String previous = System.setProperty("sandboxkit.docker.host", "unix:///nonexistent/docker.sock");
+            try {
+                assertThatThrownBy(() -> SandboxManager.builder().build())
+                        .isInstanceOf(SandboxConfigurationException.class)
+                        .hasMessageContaining("fake: only used when selected by name")
+                        .hasMessageContaining("docker: no Docker socket at /nonexistent/docker.sock");
+            } finally {
+                if (previous == null) {
+                    System.clearProperty("sandboxkit.docker.host");
+                } else {
+                    System.setProperty("sandboxkit.docker.host", previous);
+                }
+            }
         }
     }
 

@@ -1,0 +1,502 @@
+package dev.sandboxkit.docker;
+
+import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.async.ResultCallback;
+import com.github.dockerjava.api.command.InspectContainerResponse;
+import com.github.dockerjava.api.command.CreateContainerCmd;
+import com.github.dockerjava.api.command.CreateContainerResponse;
+import com.github.dockerjava.api.command.PullImageResultCallback;
+import com.github.dockerjava.api.exception.ConflictException;
+import com.github.dockerjava.api.exception.DockerException;
+import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.model.Capability;
+import com.github.dockerjava.api.model.Container;
+import com.github.dockerjava.api.model.Frame;
+import com.github.dockerjava.api.model.HostConfig;
+import com.github.dockerjava.api.model.Mount;
+import com.github.dockerjava.api.model.MountType;
+import com.github.dockerjava.core.DefaultDockerClientConfig;
+import com.github.dockerjava.core.DockerClientImpl;
+import com.github.dockerjava.zerodep.ZerodepDockerHttpClient;
+import dev.sandboxkit.ExecRequest;
+import dev.sandboxkit.ExecResult;
+import dev.sandboxkit.PullPolicy;
+import dev.sandboxkit.SandboxAcquireException;
+import dev.sandboxkit.SandboxConfigurationException;
+import dev.sandboxkit.SandboxEvent;
+import dev.sandboxkit.SandboxException;
+import dev.sandboxkit.SandboxSpec;
+import dev.sandboxkit.SandboxUnavailableException;
+import dev.sandboxkit.spi.CreateRequest;
+import dev.sandboxkit.spi.DriverCapability;
+import dev.sandboxkit.spi.DriverContext;
+import dev.sandboxkit.spi.PhaseRecorder;
+import dev.sandboxkit.spi.SandboxDescriptor;
+import dev.sandboxkit.spi.SandboxDriver;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * Runs each sandbox as a container on a Docker engine. Lifecycle (images, create, start, remove, list)
+ * goes through docker-java; execs go through {@link EngineExec}. Thread-safe.
+ */
+final class DockerSandboxDriver implements SandboxDriver {
+    static final String DEFAULT_USER_PROPERTY = "docker.defaultUser";
+    static final String DEFAULT_USER = "10001:10001";
+    static final String PULL_TIMEOUT_PROPERTY = "docker.pullTimeout";
+    private static final Duration DEFAULT_PULL_TIMEOUT = Duration.ofMinutes(10);
+    /**
+     * Under init, sleep failing to exec shows only after start returns. Measured here: the first inspect
+     * after start saw the exit 7 times in 8, the second (10 ms later) every time.
+     */
+    private static final int STARTUP_CHECKS = 2;
+    private static final long STARTUP_CHECK_INTERVAL_MILLIS = 10;
+    private static final Logger log = LoggerFactory.getLogger(DockerSandboxDriver.class);
+
+    private final DockerHost host;
+    private final DockerClient docker;
+    private final EngineClient engine;
+    private final EngineExec execs;
+    private final HostWorkspaces workspaces;
+    private final Duration pullTimeout;
+    /** Images seen present, so create skips the inspect; dropped when the engine says otherwise. */
+    private final Set<String> knownImages = ConcurrentHashMap.newKeySet();
+
+    DockerSandboxDriver(DriverContext context) {
+        this.host = DockerHost.resolve(context);
+        if (host.tls()) {
+            throw new SandboxConfigurationException("TLS docker hosts are not supported by the exec path yet: " + host);
+        }
+        String defaultUser = context.property(DEFAULT_USER_PROPERTY).orElse(DEFAULT_USER).trim();
+        if (!defaultUser.matches("\\d+(:\\d+)?")) {
+            throw new SandboxConfigurationException("sandboxkit." + DEFAULT_USER_PROPERTY
+                    + " must be uid or uid:gid (numeric), got: " + defaultUser);
+        }
+        this.pullTimeout = context.property(PULL_TIMEOUT_PROPERTY).map(DockerSandboxDriver::parseDuration)
+                .orElse(DEFAULT_PULL_TIMEOUT);
+        this.workspaces = new HostWorkspaces(context.workspaceRoot(), defaultUser);
+        DefaultDockerClientConfig config = DefaultDockerClientConfig.createDefaultConfigBuilder()
+                .withDockerHost(host.dockerJavaHost())
+                .withDockerTlsVerify(false)
+                .build();
+        ZerodepDockerHttpClient http = new ZerodepDockerHttpClient.Builder()
+                .dockerHost(URI.create(host.dockerJavaHost()))
+                .maxConnections(32)
+                .connectionTimeout(Duration.ofSeconds(10))
+                .responseTimeout(Duration.ofMinutes(2))
+                .build();
+        this.docker = DockerClientImpl.getInstance(config, http);
+        this.engine = new EngineClient(host);
+        this.execs = new EngineExec(engine);
+    }
+
+    @Override
+    public String name() {
+        return DockerDriverProvider.NAME;
+    }
+
+    @Override
+    public Set<DriverCapability> capabilities() {
+        return EnumSet.of(DriverCapability.STDIN, DriverCapability.KILL_PROCESS_GROUP, DriverCapability.STREAMING,
+                DriverCapability.HOST_WORKSPACE, DriverCapability.REAL_PROCESSES);
+    }
+
+    @Override
+    public void ping() {
+        run(() -> docker.pingCmd().exec());
+    }
+
+    @Override
+    public String createWorkspace(String sessionId, SandboxSpec spec) {
+        return workspaces.create(sessionId, spec);
+    }
+
+    @Override
+    public void deleteWorkspace(String workspace) {
+        workspaces.delete(workspace);
+    }
+
+    /** Renames the slot's host directory to the session's; the running container's mount follows it. */
+    @Override
+    public String adoptWorkspace(String workspace, String sessionId) {
+        return workspaces.adopt(workspace, sessionId);
+    }
+
+    @Override
+    public String create(CreateRequest request) {
+        SandboxSpec spec = request.spec();
+        if (!workspaces.exists(request.workspace())) {
+            // The engine would create a missing bind source as root:root 0755; recreate it properly instead.
+            if (!Path.of(request.workspace()).equals(workspaces.root().resolve(request.sessionId()))) {
+                throw new SandboxAcquireException("workdir " + request.workspace() + " does not exist");
+            }
+            workspaces.create(request.sessionId(), spec);
+        }
+        PhaseRecorder phases = request.phases();
+        for (int attempt = 1; ; attempt++) {
+            long t0 = System.nanoTime();
+            ensureImage(spec);
+            long t1 = System.nanoTime();
+            phases.record(SandboxEvent.PHASE_IMAGE_CHECK, Duration.ofNanos(t1 - t0));
+            String id;
+            try {
+                id = call(() -> createContainer(request)).getId();
+            } catch (NotFoundException e) {
+                if (!isMissingImage(e)) {
+                    throw new SandboxAcquireException("the engine refused the container: " + message(e), e);
+                }
+                // Removed since we last saw it: forget it and check again (pulls if the policy allows).
+                knownImages.remove(spec.image());
+                if (attempt == 1 && spec.pullPolicy() != PullPolicy.NEVER) {
+                    continue;
+                }
+                throw missingImage(spec, e);
+            } catch (DockerException e) {
+                throw new SandboxAcquireException("the engine refused the container for image " + spec.image() + ": "
+                        + message(e), e);
+            }
+            long t2 = System.nanoTime();
+            phases.record(SandboxEvent.PHASE_CREATE, Duration.ofNanos(t2 - t1));
+            try {
+                run(() -> docker.startContainerCmd(id).exec());
+            } catch (SandboxUnavailableException e) {
+                removeQuietly(id);
+                throw e;
+            } catch (RuntimeException e) {
+                removeQuietly(id);
+                throw new SandboxAcquireException("container for image " + spec.image() + " did not start: "
+                        + message(e), e);
+            }
+            checkStillRunning(id, spec);
+            phases.record(SandboxEvent.PHASE_START, Duration.ofNanos(System.nanoTime() - t2));
+            return id;
+        }
+    }
+
+    @Override
+    public ExecResult exec(String sandboxId, ExecRequest request) {
+        Objects.requireNonNull(sandboxId, "sandboxId");
+        Objects.requireNonNull(request, "request");
+        return execs.exec(sandboxId, request);
+    }
+
+    @Override
+    public void remove(String sandboxId) {
+        execs.containerRemoving(sandboxId);
+        try {
+            run(() -> docker.removeContainerCmd(sandboxId).withForce(true).withRemoveVolumes(true).exec());
+        } catch (NotFoundException e) {
+            // already gone
+        } catch (ConflictException e) {
+            if (!message(e).contains("already in progress")) {
+                throw new SandboxException("cannot remove container " + EngineExec.shortId(sandboxId) + ": "
+                        + message(e), e);
+            }
+        } catch (DockerException e) {
+            throw new SandboxException("cannot remove container " + EngineExec.shortId(sandboxId) + ": "
+                    + message(e), e);
+        } finally {
+            execs.containerRemoved(sandboxId);
+        }
+    }
+
+    @Override
+    public List<SandboxDescriptor> list(Map<String, String> labels) {
+        List<Container> containers = call(() -> docker.listContainersCmd().withShowAll(true)
+                .withLabelFilter(labels).exec());
+        List<SandboxDescriptor> out = new ArrayList<>(containers.size());
+        for (Container c : containers) {
+            Map<String, String> l = c.getLabels() == null ? Map.of() : c.getLabels();
+            if (!l.entrySet().containsAll(labels.entrySet())) {
+                continue; // the engine filtered already; this guards against a filter it ignored
+            }
+            Instant created = Instant.ofEpochSecond(c.getCreated() == null ? 0 : c.getCreated());
+            out.add(new SandboxDescriptor(c.getId(), l, created, "running".equalsIgnoreCase(c.getState())));
+        }
+        return out;
+    }
+
+    @Override
+    public void close() {
+        engine.close();
+        try {
+            docker.close();
+        } catch (IOException e) {
+            log.debug("Closing the docker-java client failed: {}", e.toString());
+        }
+    }
+
+    private CreateContainerResponse createContainer(CreateRequest request) {
+        SandboxSpec spec = request.spec();
+        HostConfig hc = HostConfig.newHostConfig()
+                .withInit(spec.init())
+                // A mount rather than a "src:dst:rw" bind: session ids may contain ':', and a missing source
+                // is an error here instead of being created as root:root 0755.
+                .withMounts(List.of(new Mount().withType(MountType.BIND).withSource(request.workspace())
+                        .withTarget(SandboxSpec.WORKSPACE).withReadOnly(false)))
+                .withNetworkMode(spec.network())
+                .withReadonlyRootfs(spec.readOnlyRootFilesystem());
+        if (spec.dropAllCapabilities()) {
+            hc.withCapDrop(Capability.ALL);
+        }
+        if (!spec.addCapabilities().isEmpty()) {
+            hc.withCapAdd(spec.addCapabilities().stream().map(DockerSandboxDriver::capability)
+                    .toArray(Capability[]::new));
+        }
+        if (spec.noNewPrivileges()) {
+            hc.withSecurityOpts(List.of("no-new-privileges"));
+        }
+        if (spec.pidsLimit() > 0) {
+            hc.withPidsLimit(spec.pidsLimit());
+        }
+        if (spec.memoryBytes() > 0) {
+            hc.withMemory(spec.memoryBytes()).withMemorySwap(spec.memoryBytes()); // swap = memory: no swap
+        }
+        if (spec.cpus() > 0) {
+            hc.withNanoCPUs(Math.round(spec.cpus() * 1e9));
+        }
+        if (spec.tmpSizeBytes() > 0) {
+            // Always sized: the engine's default tmpfs is half the host's RAM.
+            hc.withTmpFs(Map.of("/tmp", "rw,nosuid,nodev,size=" + spec.tmpSizeBytes()));
+        }
+        Map<String, String> labels = new HashMap<>(spec.labels());
+        labels.putAll(request.labels());
+        // sleep infinity as the entrypoint and no Cmd: the image's own entrypoint and command never run.
+        // spec.env() is deliberately not set here: the engine adds it to every exec.
+        CreateContainerCmd cmd = docker.createContainerCmd(spec.image())
+                .withEntrypoint("sleep", "infinity")
+                .withWorkingDir(SandboxSpec.WORKSPACE)
+                .withUser(workspaces.sandboxUser(spec))
+                .withLabels(labels)
+                .withHostConfig(hc);
+        if (!spec.network().startsWith("container:")) {
+            cmd.withHostName("sandbox"); // the engine refuses a hostname when sharing another container's network
+        }
+        return cmd.exec();
+    }
+
+    /**
+     * Under init, a missing {@code sleep} does not fail the start: init starts, fails to exec it and exits
+     * 127 a few milliseconds later. Catch that here rather than as a confusing "not running" on the first exec.
+     */
+    private void checkStillRunning(String id, SandboxSpec spec) {
+        for (int i = 0; i < STARTUP_CHECKS; i++) {
+            if (i > 0) {
+                try {
+                    Thread.sleep(STARTUP_CHECK_INTERVAL_MILLIS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    removeQuietly(id);
+                    throw new SandboxAcquireException("interrupted while starting a container for " + spec.image(), e);
+                }
+            }
+            InspectContainerResponse.ContainerState state = call(() -> docker.inspectContainerCmd(id).exec()).getState();
+            if (state == null || !Boolean.TRUE.equals(state.getRunning())) {
+                String logs = logTail(id);
+                removeQuietly(id);
+                throw new SandboxAcquireException("container for image " + spec.image() + " did not start: it exited"
+                        + (state == null ? "" : " with code " + state.getExitCodeLong())
+                        + (logs.isEmpty() ? "" : ": " + logs));
+            }
+            if (!spec.init()) {
+                return; // without init, a failure to exec sleep fails the start call itself
+            }
+        }
+    }
+
+    /** The last lines the container printed (init's complaint), for the error message. */
+    private String logTail(String id) {
+        StringBuilder out = new StringBuilder();
+        try {
+            docker.logContainerCmd(id).withStdOut(true).withStdErr(true).withTail(5)
+                    .exec(new ResultCallback.Adapter<Frame>() {
+                        @Override
+                        public void onNext(Frame frame) {
+                            out.append(new String(frame.getPayload(), java.nio.charset.StandardCharsets.UTF_8));
+                        }
+                    }).awaitCompletion(2, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException e) {
+            log.debug("Could not read the logs of {}: {}", EngineExec.shortId(id), e.toString());
+        }
+        return out.toString().trim();
+    }
+
+    /** Makes sure the image is present, pulling it if the policy allows. */
+    private void ensureImage(SandboxSpec spec) {
+        String image = spec.image();
+        PullPolicy policy = spec.pullPolicy();
+        if (policy != PullPolicy.ALWAYS && knownImages.contains(image)) {
+            return;
+        }
+        if (policy != PullPolicy.ALWAYS) {
+            try {
+                run(() -> docker.inspectImageCmd(image).exec());
+                knownImages.add(image);
+                return;
+            } catch (NotFoundException e) {
+                if (policy == PullPolicy.NEVER) {
+                    throw missingImage(spec, e);
+                }
+            } catch (DockerException e) {
+                throw new SandboxAcquireException("cannot inspect image " + image + ": " + message(e), e);
+            }
+        }
+        pull(image);
+        knownImages.add(image);
+    }
+
+    private void pull(String image) {
+        String repository = image;
+        String tag = "latest"; // without a tag the engine would pull every tag
+        int at = image.indexOf('@');
+        if (at >= 0) {
+            repository = image.substring(0, at);
+            tag = image.substring(at + 1);
+        } else {
+            int colon = image.lastIndexOf(':');
+            if (colon > image.lastIndexOf('/')) {
+                repository = image.substring(0, colon);
+                tag = image.substring(colon + 1);
+            }
+        }
+        log.info("Pulling image {}", image);
+        String repo = repository;
+        String t = tag;
+        PullImageResultCallback callback = call(() -> docker.pullImageCmd(repo).withTag(t)
+                .exec(new PullImageResultCallback()));
+        try {
+            boolean done = callback.awaitCompletion(pullTimeout.toMillis(), TimeUnit.MILLISECONDS);
+            if (!done) {
+                throw new SandboxAcquireException("pulling image " + image + " timed out after " + pullTimeout, null,
+                        true);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new SandboxAcquireException("interrupted while pulling image " + image, e);
+        } catch (SandboxException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            if (isConnectionFailure(e)) {
+                throw host.unreachable(e);
+            }
+            throw new SandboxAcquireException("cannot pull image " + image + ": " + message(e), e);
+        } finally {
+            try {
+                callback.close();
+            } catch (IOException ignored) {
+                // nothing to release
+            }
+        }
+    }
+
+    private static SandboxAcquireException missingImage(SandboxSpec spec, Exception cause) {
+        if (spec.pullPolicy() == PullPolicy.NEVER) {
+            return new SandboxAcquireException("image " + spec.image()
+                    + " is not present locally and the pull policy is NEVER", cause);
+        }
+        return new SandboxAcquireException("image " + spec.image() + " is not present locally: " + message(cause),
+                cause);
+    }
+
+    private static boolean isMissingImage(NotFoundException e) {
+        return message(e).toLowerCase(Locale.ROOT).contains("no such image");
+    }
+
+    private static Capability capability(String name) {
+        String n = name.trim().toUpperCase(Locale.ROOT);
+        if (n.startsWith("CAP_")) {
+            n = n.substring(4);
+        }
+        try {
+            return Capability.valueOf(n);
+        } catch (IllegalArgumentException e) {
+            throw new SandboxConfigurationException("unknown Linux capability: " + name);
+        }
+    }
+
+    private void removeQuietly(String id) {
+        try {
+            docker.removeContainerCmd(id).withForce(true).withRemoveVolumes(true).exec();
+        } catch (RuntimeException e) {
+            log.warn("Could not remove half-created container {}: {}", EngineExec.shortId(id), e.toString());
+        }
+    }
+
+    /** Runs a docker-java call, turning connection failures into {@link SandboxUnavailableException}. */
+    private <T> T call(Supplier<T> action) {
+        try {
+            return action.get();
+        } catch (DockerException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            if (isConnectionFailure(e)) {
+                throw host.unreachable(e);
+            }
+            throw e;
+        }
+    }
+
+    private void run(Runnable action) {
+        call(() -> {
+            action.run();
+            return null;
+        });
+    }
+
+    /** docker-java reports transport failures as runtime exceptions wrapping an IOException. */
+    private static boolean isConnectionFailure(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof DockerException) {
+                return false;
+            }
+            if (t instanceof IOException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static String message(Throwable e) {
+        String m = e.getMessage();
+        if (m == null) {
+            return e.getClass().getSimpleName();
+        }
+        // docker-java puts the raw JSON body in the message: {"message":"..."}
+        String trimmed = m.trim();
+        int i = trimmed.indexOf("{\"message\":\"");
+        if (i >= 0 && trimmed.endsWith("\"}")) {
+            return trimmed.substring(i + 12, trimmed.length() - 2).replace("\\\"", "\"");
+        }
+        return trimmed;
+    }
+
+    private static Duration parseDuration(String value) {
+        String v = value.trim();
+        try {
+            return v.matches("\\d+") ? Duration.ofSeconds(Long.parseLong(v)) : Duration.parse(v);
+        } catch (DateTimeParseException e) {
+            throw new SandboxConfigurationException("sandboxkit." + PULL_TIMEOUT_PROPERTY
+                    + " must be seconds or an ISO-8601 duration (PT10M), got: " + value, e);
+        }
+    }
+}

@@ -1,0 +1,553 @@
+package dev.sandboxkit.docker;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sandboxkit.ExecRequest;
+import dev.sandboxkit.ExecResult;
+import dev.sandboxkit.ExecResult.Termination;
+import dev.sandboxkit.SandboxException;
+import dev.sandboxkit.SandboxExecException;
+import dev.sandboxkit.SandboxNotFoundException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+import static dev.sandboxkit.docker.EngineClient.segment;
+import static dev.sandboxkit.docker.EngineConnection.NO_DEADLINE;
+
+/**
+ * The exec path, on the raw Engine API because docker-java's exec start neither half-closes stdin nor
+ * kills on close. Exactly three engine calls per exec: create, start (upgraded to the raw stream, read
+ * and written on the calling thread), inspect for the exit code.
+ *
+ * <p>Killing: every exec carries {@value #MARKER}{@code =<random>} in its environment. On timeout,
+ * interrupt or listener failure a second exec runs {@link #KILL_SCRIPT}, which SIGKILLs every process
+ * (and process group) whose environment holds that marker. Images without {@code /bin/sh} fall back to
+ * killing the host pid tree when the engine is local.
+ */
+final class EngineExec {
+    static final String MARKER = "SANDBOXKIT_EXEC_ID";
+    /** Time allowed after a timeout to kill, drain and inspect. */
+    private static final long GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(1000);
+    private static final long DRAIN_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+    private static final long ABORT_KILL_NANOS = TimeUnit.SECONDS.toNanos(3);
+    private static final Duration MAX_TIMEOUT = Duration.ofDays(36_500);
+
+    /**
+     * Kills processes whose environment holds exactly {@code SANDBOXKIT_EXEC_ID=$1}, with their process
+     * groups (an exec'd process leads its own group and session). One {@code grep -z} over all
+     * environ files where grep supports it (GNU, busybox); otherwise one pipe per process. Up to three
+     * passes catch processes forked during the previous one. Runs under dash and busybox sh.
+     */
+    static final String KILL_SCRIPT = String.join("\n",
+            "m=\"" + MARKER + "=$1\"",
+            "if printf 'a\\0' | grep -qzxF a 2>/dev/null; then z=1; else z=; fi",
+            "n=0",
+            "while [ \"$n\" -lt 3 ]; do",
+            "  n=$((n+1))",
+            "  if [ -n \"$z\" ]; then",
+            "    pids=$(grep -lzxF \"$m\" /proc/[0-9]*/environ 2>/dev/null)",
+            "  else",
+            "    pids=",
+            "    for f in /proc/[0-9]*/environ; do",
+            "      tr '\\0' '\\n' 2>/dev/null <\"$f\" | grep -qxF \"$m\" && pids=\"$pids $f\"",
+            "    done",
+            "  fi",
+            "  [ -n \"$pids\" ] || break",
+            "  for f in $pids; do",
+            "    p=${f#/proc/}; p=${p%/environ}",
+            "    kill -9 -- \"-$p\" 2>/dev/null; kill -9 \"$p\" 2>/dev/null",
+            "  done",
+            "done",
+            "exit 0");
+
+    private static final Logger log = LoggerFactory.getLogger(EngineExec.class);
+
+    private final EngineClient client;
+    private final DockerHost host;
+    /** Running execs by container, so that {@link #containerRemoved} can end them. */
+    private final Map<String, Set<Run>> active = new ConcurrentHashMap<>();
+
+    EngineExec(EngineClient client) {
+        this.client = client;
+        this.host = client.host();
+    }
+
+    ExecResult exec(String containerId, ExecRequest request) {
+        return execute(new Run(containerId, request, request.effectiveWorkingDir()), true);
+    }
+
+    /** Called before the driver removes a container: its running execs will report KILLED. */
+    void containerRemoving(String containerId) {
+        Set<Run> runs = active.get(containerId);
+        if (runs != null) {
+            runs.forEach(r -> r.containerRemoved = true);
+        }
+    }
+
+    /** Called once a container is removed: wakes its execs' readers, in case the engine left a stream open. */
+    void containerRemoved(String containerId) {
+        Set<Run> runs = active.get(containerId);
+        if (runs != null) {
+            for (Run r : runs) {
+                r.containerRemoved = true;
+                EngineConnection stream = r.stream;
+                if (stream != null) {
+                    stream.close();
+                }
+            }
+        }
+    }
+
+    /** One exec's state. */
+    private static final class Run {
+        final String containerId;
+        final ExecRequest request;
+        final long started = System.nanoTime();
+        final long deadline;
+        final long hardDeadline;
+        final String marker = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
+        final ExecOutput out;
+        final String workingDir;
+        String execId;
+        volatile EngineConnection stream;
+        volatile boolean containerRemoved;
+
+        Run(String containerId, ExecRequest request, String workingDir) {
+            this.containerId = containerId;
+            this.request = request;
+            this.workingDir = workingDir;
+            Duration timeout = request.timeout();
+            if (timeout != null && timeout.compareTo(MAX_TIMEOUT) > 0) {
+                timeout = null; // would overflow nanoTime arithmetic; a century is no limit anyway
+            }
+            this.deadline = timeout == null ? NO_DEADLINE : started + timeout.toNanos();
+            this.hardDeadline = timeout == null ? NO_DEADLINE : deadline + GRACE_NANOS;
+            this.out = new ExecOutput(request.stdoutLimit(), request.stderrLimit(), request.listener());
+        }
+
+        ExecResult result(int exitCode, Termination termination) {
+            return new ExecResult(exitCode, out.stdout(), out.stderr(), out.stdoutTruncated(), out.stderrTruncated(),
+                    termination, Duration.ofNanos(System.nanoTime() - started));
+        }
+    }
+
+    private ExecResult execute(Run run, boolean killOnTimeout) {
+        run.execId = create(run);
+        register(run);
+        try {
+            EngineClient.Started started;
+            try {
+                started = client.startExec(run.execId, callDeadline(run.deadline));
+            } catch (SocketTimeoutException e) {
+                if (passed(run.deadline)) {
+                    return timedOut(run, killOnTimeout);
+                }
+                throw host.unreachable(e);
+            } catch (InterruptedIOException e) {
+                throw interrupted(run);
+            } catch (IOException e) {
+                if (run.containerRemoved) {
+                    return run.result(-1, Termination.KILLED);
+                }
+                throw host.unreachable(e);
+            }
+            if (started.error() != null) {
+                return startRefused(run, started.error());
+            }
+            run.stream = started.stream();
+            if (run.containerRemoved) {
+                run.stream.close();
+            }
+            return pump(run, killOnTimeout);
+        } finally {
+            deregister(run);
+            EngineConnection stream = run.stream;
+            if (stream != null) {
+                stream.close();
+            }
+        }
+    }
+
+    /** POST /containers/{id}/exec. */
+    private String create(Run run) {
+        ExecRequest req = run.request;
+        ObjectNode body = EngineClient.JSON.createObjectNode();
+        body.put("AttachStdin", req.stdinLength() >= 0).put("AttachStdout", true).put("AttachStderr", true)
+                .put("Tty", false);
+        ArrayNode cmd = body.putArray("Cmd");
+        req.command().forEach(cmd::add);
+        ArrayNode env = body.putArray("Env");
+        req.env().forEach((k, v) -> {
+            if (!k.equals(MARKER)) {
+                env.add(k + "=" + v);
+            }
+        });
+        env.add(MARKER + "=" + run.marker);
+        body.put("WorkingDir", run.workingDir);
+        EngineClient.Response r;
+        try {
+            r = client.call("POST", "/containers/" + segment(run.containerId) + "/exec", body);
+        } catch (SocketTimeoutException e) {
+            throw host.unreachable(e);
+        } catch (InterruptedIOException e) {
+            throw new SandboxExecException("interrupted before the command started in " + shortId(run.containerId));
+        } catch (IOException e) {
+            throw host.unreachable(e);
+        }
+        switch (r.status()) {
+            case 201:
+                try {
+                    return r.json().get("Id").asText();
+                } catch (IOException | RuntimeException e) {
+                    throw new SandboxExecException("unexpected exec create answer: " + r.message(), e);
+                }
+            case 404:
+                throw new SandboxNotFoundException("container " + shortId(run.containerId) + " does not exist");
+            case 409:
+                String message = r.message();
+                if (message.contains("not running")) {
+                    throw new SandboxNotFoundException("container " + shortId(run.containerId) + " is not running");
+                }
+                throw new SandboxExecException("cannot exec in container " + shortId(run.containerId) + ": " + message);
+            default:
+                throw new SandboxExecException("the engine refused the exec (" + r.status() + "): " + r.message());
+        }
+    }
+
+    /** Reads the stream to its end, writing stdin meanwhile, then collects the exit code. */
+    private ExecResult pump(Run run, boolean killOnTimeout) {
+        EngineConnection conn = run.stream;
+        if (run.request.stdinLength() >= 0) {
+            conn.sendThenShutdown(ByteBuffer.wrap(run.request.stdin()));
+        }
+        try {
+            while (true) {
+                run.out.consume(conn.buffer());
+                // Checked here too: a process that never stops printing never lets fill() time out.
+                if (passed(run.deadline)) {
+                    return timedOut(run, killOnTimeout);
+                }
+                int n = conn.fill(run.deadline);
+                if (n < 0) {
+                    break;
+                }
+                if (n == 0) {
+                    return timedOut(run, killOnTimeout);
+                }
+            }
+        } catch (ExecOutput.ListenerFailure e) {
+            abort(run);
+            throw new SandboxExecException("the output listener threw; the process was killed", e.getCause());
+        } catch (InterruptedIOException e) {
+            throw interrupted(run);
+        } catch (IOException e) {
+            if (run.containerRemoved) {
+                return run.result(-1, Termination.KILLED);
+            }
+            abort(run);
+            throw new SandboxExecException("lost the output stream of an exec in " + shortId(run.containerId)
+                    + ": " + e.getMessage(), e);
+        }
+        conn.close();
+        return finish(run, killOnTimeout);
+    }
+
+    /** After the stream ended: the exit code, or why there is none. */
+    private ExecResult finish(Run run, boolean killOnTimeout) {
+        Exit exit;
+        try {
+            exit = awaitExit(run, run.deadline);
+        } catch (InterruptedIOException e) {
+            throw interrupted(run);
+        } catch (IOException e) {
+            throw host.unreachable(e);
+        }
+        if (exit == Exit.GONE) {
+            return run.result(-1, Termination.KILLED);
+        }
+        if (exit == Exit.STILL_RUNNING) {
+            // The process closed its output but runs on past the timeout.
+            return timedOut(run, killOnTimeout);
+        }
+        int code = run.out.finish(exit.code(), exit.pid() == 0);
+        if (code == 137 && containerDied(run)) {
+            return run.result(code, Termination.KILLED);
+        }
+        return run.result(code, Termination.EXITED);
+    }
+
+    /**
+     * What exec inspect said once the process ended.
+     *
+     * @param code exit code
+     * @param pid  host pid; 0 when the process never started
+     */
+    private record Exit(int code, long pid) {
+        static final Exit GONE = new Exit(-1, -1);
+        static final Exit STILL_RUNNING = new Exit(-1, -1);
+    }
+
+    /**
+     * Polls the exec until the engine has its exit code. Right after the stream ends the engine may
+     * still report it running for a moment; a process that closed its output may run much longer.
+     */
+    private Exit awaitExit(Run run, long deadline) throws IOException {
+        long sleepMillis = 1;
+        long nextContainerCheck = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+        while (true) {
+            EngineClient.Response r = client.call("GET", "/exec/" + segment(run.execId) + "/json", null);
+            if (r.status() == 404) {
+                return Exit.GONE;
+            }
+            if (r.status() != 200) {
+                throw new SandboxExecException("exec inspect answered " + r.status() + ": " + r.message());
+            }
+            JsonNode j = r.json();
+            JsonNode code = j.get("ExitCode");
+            if (!j.path("Running").asBoolean(false) && code != null && code.isNumber()) {
+                return new Exit(code.asInt(), j.path("Pid").asLong(-1));
+            }
+            if (run.containerRemoved) {
+                return Exit.GONE;
+            }
+            if (passed(deadline)) {
+                return Exit.STILL_RUNNING;
+            }
+            if (System.nanoTime() - nextContainerCheck >= 0) {
+                // The engine can lose an exec's exit when its container dies; do not wait forever.
+                if (containerGone(run)) {
+                    return Exit.GONE;
+                }
+                nextContainerCheck = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+            }
+            sleep(Math.min(sleepMillis, Math.max(1, TimeUnit.NANOSECONDS.toMillis(
+                    EngineConnection.remainingNanos(deadline)))));
+            sleepMillis = Math.min(sleepMillis * 2, 50);
+        }
+    }
+
+    /** 137 is SIGKILL: from the container's death (KILLED), or from inside it (an exit like any other). */
+    private boolean containerDied(Run run) {
+        if (run.containerRemoved) {
+            return true;
+        }
+        try {
+            // The engine records the exec's exit a moment before the container's; look twice.
+            for (int i = 0; i < 2; i++) {
+                if (containerGone(run)) {
+                    return true;
+                }
+                if (i == 0) {
+                    sleep(20);
+                }
+            }
+            return false;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private boolean containerGone(Run run) throws IOException {
+        EngineClient.Response r = client.call("GET", "/containers/" + segment(run.containerId) + "/json", null);
+        if (r.status() == 404) {
+            return true;
+        }
+        return r.status() == 200 && !r.json().path("State").path("Running").asBoolean(true);
+    }
+
+    /** The engine answered exec start with an error instead of a stream. */
+    private ExecResult startRefused(Run run, EngineClient.Response error) {
+        String message = error.message();
+        if (error.status() == 404 || (error.status() == 409 && message.contains("not running"))) {
+            throw new SandboxNotFoundException("container " + shortId(run.containerId) + " is gone: " + message);
+        }
+        String lower = message.toLowerCase(java.util.Locale.ROOT);
+        if (lower.contains("executable file not found") || lower.contains("no such file or directory")
+                || lower.contains("permission denied")) {
+            run.out.startFailure(message);
+            return run.result(ExecOutput.startFailureExitCode(message), Termination.EXITED);
+        }
+        throw new SandboxExecException("the engine could not start the exec (" + error.status() + "): " + message);
+    }
+
+    /** Kills the process tree, drains what it printed, and reports TIMED_OUT, all within the grace period. */
+    private ExecResult timedOut(Run run, boolean killOnTimeout) {
+        if (!killOnTimeout) {
+            return run.result(-1, Termination.TIMED_OUT);
+        }
+        long hard = run.hardDeadline == NO_DEADLINE ? System.nanoTime() + GRACE_NANOS : run.hardDeadline;
+        kill(run, hard - TimeUnit.MILLISECONDS.toNanos(300));
+        EngineConnection conn = run.stream;
+        if (conn != null) {
+            long drainUntil = Math.min(System.nanoTime() + DRAIN_NANOS, hard - TimeUnit.MILLISECONDS.toNanos(100));
+            try {
+                while (!passed(drainUntil) && conn.fill(drainUntil) > 0) {
+                    run.out.consume(conn.buffer());
+                }
+            } catch (ExecOutput.ListenerFailure e) {
+                throw new SandboxExecException("the output listener threw; the process was killed", e.getCause());
+            } catch (InterruptedIOException e) {
+                Thread.currentThread().interrupt();
+                throw new SandboxExecException("interrupted while killing a timed-out exec", e);
+            } catch (IOException e) {
+                // the stream broke: keep what we have
+            }
+            conn.close();
+        }
+        run.out.releaseIfHeld();
+        int code = -1;
+        try {
+            Exit exit = awaitExit(run, hard);
+            if (exit != Exit.GONE && exit != Exit.STILL_RUNNING) {
+                code = exit.code();
+            }
+        } catch (IOException | SandboxException e) {
+            log.debug("Could not read the exit code of timed-out exec {}: {}", run.execId, e.toString());
+        }
+        return run.result(code, Termination.TIMED_OUT);
+    }
+
+    /** Kills after an interrupt, keeps the thread's interrupt status, and returns the exception to throw. */
+    private SandboxExecException interrupted(Run run) {
+        Thread.interrupted();
+        try {
+            kill(run, System.nanoTime() + ABORT_KILL_NANOS);
+        } finally {
+            Thread.currentThread().interrupt();
+        }
+        return new SandboxExecException("interrupted while running a command in " + shortId(run.containerId)
+                + "; the process was killed");
+    }
+
+    private void abort(Run run) {
+        boolean wasInterrupted = Thread.interrupted();
+        try {
+            kill(run, System.nanoTime() + ABORT_KILL_NANOS);
+        } finally {
+            if (wasInterrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
+     * Kills the exec's processes: the marker kill script in the container, else (no shell in the image)
+     * the host pid tree when the engine is local. Best effort, never throws.
+     */
+    private void kill(Run run, long deadline) {
+        if (run.containerRemoved) {
+            return;
+        }
+        ExecResult killer = null;
+        try {
+            long budget = Math.max(TimeUnit.MILLISECONDS.toNanos(100), deadline - System.nanoTime());
+            ExecRequest request = new ExecRequest(List.of("/bin/sh", "-c", KILL_SCRIPT, "sh", run.marker), Map.of(),
+                    null, null, Duration.ofNanos(budget), 4096, 4096, null);
+            // From "/": the sandbox may have made /workspace unusable.
+            killer = execute(new Run(run.containerId, request, "/"), false);
+        } catch (SandboxNotFoundException e) {
+            return; // the container is gone, and its processes with it
+        } catch (RuntimeException e) {
+            log.debug("Kill exec in {} failed: {}", shortId(run.containerId), e.toString());
+        }
+        if (killer == null || killer.exitCode() == 126 || killer.exitCode() == 127 || killer.timedOut()) {
+            killOnHost(run);
+        }
+    }
+
+    /** Fallback for images without /bin/sh: SIGKILL the exec's host process and its descendants. */
+    private void killOnHost(Run run) {
+        if (!host.unix() || run.execId == null) {
+            return;
+        }
+        try {
+            EngineClient.Response r = client.call("GET", "/exec/" + segment(run.execId) + "/json", null);
+            long pid = r.status() == 200 ? r.json().path("Pid").asLong(0) : 0;
+            if (pid <= 0) {
+                return;
+            }
+            Path proc = Path.of("/proc", Long.toString(pid));
+            // The marker proves it is our process: the pid is from the engine's namespace, which may not be ours.
+            if (!Files.isDirectory(proc) || !environHolds(proc.resolve("environ"), MARKER + "=" + run.marker)) {
+                log.warn("Cannot kill timed-out exec in {}: the image has no /bin/sh and host pid {} is not visible",
+                        shortId(run.containerId), pid);
+                return;
+            }
+            ProcessHandle.of(pid).ifPresent(root -> {
+                List<ProcessHandle> tree = root.descendants().toList();
+                root.destroyForcibly();
+                tree.forEach(ProcessHandle::destroyForcibly);
+            });
+        } catch (IOException | RuntimeException e) {
+            log.warn("Cannot kill timed-out exec in {} on the host: {}", shortId(run.containerId), e.toString());
+        }
+    }
+
+    private static boolean environHolds(Path environ, String entry) throws IOException {
+        byte[] env = Files.readAllBytes(environ);
+        byte[] want = entry.getBytes(StandardCharsets.UTF_8);
+        int start = 0;
+        for (int i = 0; i <= env.length; i++) {
+            if (i == env.length || env[i] == 0) {
+                if (i - start == want.length && java.util.Arrays.equals(env, start, i, want, 0, want.length)) {
+                    return true;
+                }
+                start = i + 1;
+            }
+        }
+        return false;
+    }
+
+    private void register(Run run) {
+        active.compute(run.containerId, (k, runs) -> {
+            Set<Run> set = runs != null ? runs : ConcurrentHashMap.newKeySet();
+            set.add(run);
+            return set;
+        });
+    }
+
+    private void deregister(Run run) {
+        active.computeIfPresent(run.containerId, (k, runs) -> {
+            runs.remove(run);
+            return runs.isEmpty() ? null : runs;
+        });
+    }
+
+    private static long callDeadline(long deadline) {
+        return Math.min(deadline, System.nanoTime() + EngineClient.REQUEST_TIMEOUT_NANOS);
+    }
+
+    private static boolean passed(long deadline) {
+        return deadline != NO_DEADLINE && System.nanoTime() - deadline >= 0;
+    }
+
+    private static void sleep(long millis) throws InterruptedIOException {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted");
+        }
+    }
+
+    static String shortId(String id) {
+        return id.length() > 12 ? id.substring(0, 12) : id;
+    }
+}

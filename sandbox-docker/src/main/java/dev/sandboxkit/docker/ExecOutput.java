@@ -1,0 +1,214 @@
+package dev.sandboxkit.docker;
+
+import dev.sandboxkit.ExecStream;
+import dev.sandboxkit.OutputListener;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/**
+ * Demultiplexes the engine's raw exec stream (8-byte headers: type 1 stdout / 2 stderr, 3 zero bytes,
+ * big-endian uint32 size), keeps at most the caps in memory and hands every byte to the listener as it
+ * arrives. Not thread-safe: one exec, one thread.
+ */
+final class ExecOutput {
+    /** How runc reports an exec that could not start; the engine sends it as stdout, exit code 126. */
+    private static final byte[] START_FAILURE = "OCI runtime exec failed".getBytes(StandardCharsets.US_ASCII);
+    private static final int MAX_HELD = 4096;
+
+    private final Capped stdout;
+    private final Capped stderr;
+    private final OutputListener listener;
+    private final byte[] header = new byte[8];
+    private int headerFill;
+    private long payloadLeft;
+    private ExecStream current;
+    private boolean firstFrame = true;
+    /** The first stdout frame while it may be a start failure; released as soon as anything follows. */
+    private byte[] held;
+    private int heldFill;
+
+    ExecOutput(int stdoutLimit, int stderrLimit, OutputListener listener) {
+        this.stdout = new Capped(stdoutLimit);
+        this.stderr = new Capped(stderrLimit);
+        this.listener = listener;
+    }
+
+    /** Consumes everything readable in {@code in}. */
+    void consume(ByteBuffer in) {
+        byte[] array = in.array();
+        while (in.hasRemaining()) {
+            if (payloadLeft == 0) {
+                int n = Math.min(8 - headerFill, in.remaining());
+                in.get(header, headerFill, n);
+                headerFill += n;
+                if (headerFill == 8) {
+                    startFrame();
+                }
+                continue;
+            }
+            int n = (int) Math.min(payloadLeft, in.remaining());
+            int offset = in.arrayOffset() + in.position();
+            in.position(in.position() + n);
+            payloadLeft -= n;
+            if (held != null) {
+                System.arraycopy(array, offset, held, heldFill, n);
+                heldFill += n;
+                if (payloadLeft == 0 && !startsWith(held, heldFill, START_FAILURE)) {
+                    releaseHeld();
+                }
+            } else {
+                deliver(current, array, offset, n);
+            }
+        }
+    }
+
+    /**
+     * Called once the exit code is known. If the process never started (the engine reports exit code 126
+     * and pid 0) and the only output was runc's complaint, returns the exit code a shell would give (127
+     * for a missing binary, 126 otherwise) and turns the message into stderr; otherwise releases any held
+     * bytes as the stdout they were.
+     */
+    int finish(int exitCode, boolean neverStarted) {
+        if (held == null) {
+            return exitCode;
+        }
+        if (exitCode == 126 && neverStarted && payloadLeft == 0 && startsWith(held, heldFill, START_FAILURE)) {
+            String message = new String(held, 0, heldFill, StandardCharsets.UTF_8);
+            byte[] line = held;
+            int length = heldFill;
+            held = null;
+            deliver(ExecStream.STDERR, line, 0, length);
+            return startFailureExitCode(message);
+        }
+        releaseHeld();
+        return exitCode;
+    }
+
+    /**
+     * The exit code a shell gives for a command that cannot start: 127 when the binary does not exist,
+     * 126 otherwise (not executable, bad working directory, ...).
+     */
+    static int startFailureExitCode(String message) {
+        String m = message.toLowerCase(java.util.Locale.ROOT);
+        boolean missing = m.contains("executable file not found")
+                || (m.contains("exec: \"") && m.contains("no such file or directory") && !m.contains("chdir"));
+        return missing ? 127 : 126;
+    }
+
+    /** Delivers a held frame as it is, because the exec is being abandoned. */
+    void releaseIfHeld() {
+        if (held != null) {
+            releaseHeld();
+        }
+    }
+
+    /** Records an engine-side start failure (newer engines answer exec start with an error body). */
+    void startFailure(String message) {
+        byte[] bytes = (message + "\n").getBytes(StandardCharsets.UTF_8);
+        deliver(ExecStream.STDERR, bytes, 0, bytes.length);
+    }
+
+    byte[] stdout() {
+        return stdout.bytes();
+    }
+
+    byte[] stderr() {
+        return stderr.bytes();
+    }
+
+    boolean stdoutTruncated() {
+        return stdout.truncated;
+    }
+
+    boolean stderrTruncated() {
+        return stderr.truncated;
+    }
+
+    private void startFrame() {
+        headerFill = 0;
+        payloadLeft = ((header[4] & 0xffL) << 24) | ((header[5] & 0xff) << 16) | ((header[6] & 0xff) << 8)
+                | (header[7] & 0xff);
+        // 0 would be stdin (never sent back), 3 is the engine's own error stream.
+        current = header[0] == 2 || header[0] == 3 ? ExecStream.STDERR : ExecStream.STDOUT;
+        if (held != null) {
+            releaseHeld();
+        }
+        if (firstFrame && current == ExecStream.STDOUT && payloadLeft >= START_FAILURE.length
+                && payloadLeft <= MAX_HELD) {
+            held = new byte[(int) payloadLeft];
+            heldFill = 0;
+        }
+        firstFrame = false;
+        if (payloadLeft == 0 && held != null) {
+            releaseHeld();
+        }
+    }
+
+    private void releaseHeld() {
+        byte[] bytes = held;
+        int length = heldFill;
+        held = null;
+        deliver(ExecStream.STDOUT, bytes, 0, length);
+    }
+
+    private void deliver(ExecStream stream, byte[] bytes, int offset, int length) {
+        if (length == 0) {
+            return;
+        }
+        (stream == ExecStream.STDOUT ? stdout : stderr).append(bytes, offset, length);
+        if (listener != null) {
+            try {
+                listener.onOutput(stream, bytes, offset, length);
+            } catch (RuntimeException e) {
+                throw new ListenerFailure(e);
+            }
+        }
+    }
+
+    private static boolean startsWith(byte[] bytes, int length, byte[] prefix) {
+        return length >= prefix.length && Arrays.equals(bytes, 0, prefix.length, prefix, 0, prefix.length);
+    }
+
+    /** The listener threw; carries its exception to the exec loop, which kills the process. */
+    static final class ListenerFailure extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        ListenerFailure(RuntimeException cause) {
+            super(cause);
+        }
+    }
+
+    /** Keeps the first {@code limit} bytes; grows on demand so small outputs stay small. */
+    private static final class Capped {
+        private final int limit;
+        private byte[] data = new byte[0];
+        private int size;
+        boolean truncated;
+
+        Capped(int limit) {
+            this.limit = limit;
+        }
+
+        void append(byte[] bytes, int offset, int length) {
+            int keep = Math.min(length, limit - size);
+            if (keep < length) {
+                truncated = true;
+            }
+            if (keep <= 0) {
+                return;
+            }
+            if (size + keep > data.length) {
+                int grown = (int) Math.min(limit, Math.max((long) size + keep, Math.max(256L, data.length * 2L)));
+                data = Arrays.copyOf(data, grown);
+            }
+            System.arraycopy(bytes, offset, data, size, keep);
+            size += keep;
+        }
+
+        byte[] bytes() {
+            return size == data.length ? data : Arrays.copyOf(data, size);
+        }
+    }
+}

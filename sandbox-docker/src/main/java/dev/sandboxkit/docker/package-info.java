@@ -1,0 +1,20 @@
+/**
+ * The Docker driver: one container per session on a local (or plain-TCP) Docker engine.
+ *
+ * <p>Put {@code dev.sandboxkit:sandbox-docker} on the classpath and {@link dev.sandboxkit.SandboxManager}
+ * finds it through {@link dev.sandboxkit.docker.DockerDriverProvider} (name {@code docker}). Settings, given
+ * with {@code SandboxManager.builder().driverProperty(..)} or as {@code -Dsandboxkit.<key>}:
+ * <ul>
+ *   <li>{@code docker.host}: engine address, {@code unix:///path} or {@code tcp://host:port}; default
+ *       {@code DOCKER_HOST}, else {@code unix:///var/run/docker.sock}. TLS engines are not supported yet.</li>
+ *   <li>{@code docker.defaultUser}: {@code uid[:gid]} for sandboxes when the spec names no user and the JVM
+ *       runs as root; default {@code 10001:10001}. A non-root JVM runs sandboxes as itself.</li>
+ *   <li>{@code docker.pullTimeout}: how long a pull may take, seconds or ISO-8601; default 10 minutes.</li>
+ * </ul>
+ *
+ * <p>Each workdir is a host directory {@code <workspaceRoot>/<sessionId>} (mode 0700, owned by the sandbox
+ * user) bind-mounted at {@code /workspace}. Exec output is read on the thread that calls {@code exec}, and
+ * listeners are called there. Every exec carries the environment variable {@code SANDBOXKIT_EXEC_ID}: on a
+ * timeout, the processes holding it are killed with their process groups.
+ */
+package dev.sandboxkit.docker;

@@ -1,0 +1,362 @@
+package dev.sandboxkit.docker;
+
+import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.command.InspectContainerResponse;
+import com.github.dockerjava.api.model.Container;
+import com.github.dockerjava.core.DefaultDockerClientConfig;
+import com.github.dockerjava.core.DockerClientImpl;
+import com.github.dockerjava.zerodep.ZerodepDockerHttpClient;
+import dev.sandboxkit.ExecRequest;
+import dev.sandboxkit.ExecResult;
+import dev.sandboxkit.PullPolicy;
+import dev.sandboxkit.Sandbox;
+import dev.sandboxkit.SandboxAcquireException;
+import dev.sandboxkit.SandboxManager;
+import dev.sandboxkit.SandboxNotFoundException;
+import dev.sandboxkit.SandboxSpec;
+import dev.sandboxkit.SandboxUnavailableException;
+import dev.sandboxkit.SessionInfo;
+import dev.sandboxkit.SessionState;
+import dev.sandboxkit.spi.SandboxLabels;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The foundation's behaviours through the public API, on the real Docker engine: acquire, exec,
+ * idle reaping in real time, transparent resume, close, destroy, hardened defaults and errors.
+ */
+@DisplayName("SandboxManager on the real Docker engine")
+class ManagerOnDockerTest {
+    private static final String IMAGE = System.getProperty("sandboxkit.test.image", "sandboxkit-test:latest");
+    private static final SandboxSpec SPEC = SandboxSpec.builder().image(IMAGE).pullPolicy(PullPolicy.NEVER).build();
+    private static DockerClient docker;
+
+    @TempDir
+    Path root;
+    private SandboxManager manager;
+
+    @BeforeAll
+    static void engine() {
+        docker = EngineCheck.requireEngine();
+    }
+
+    @AfterAll
+    static void closeEngine() throws Exception {
+        if (docker != null) {
+            docker.close();
+        }
+    }
+
+    @BeforeEach
+    void start() {
+        manager = SandboxManager.builder().driver("docker").workspaceRoot(root)
+                .idleTimeout(Duration.ofSeconds(2)).reaperInterval(Duration.ofMillis(200)).build();
+    }
+
+    @AfterEach
+    void stop() {
+        manager.close();
+        // Belt and braces: nothing of this manager may survive close().
+        List<Container> left = containersOf(SandboxLabels.OWNER, manager.instanceId());
+        left.forEach(c -> docker.removeContainerCmd(c.getId()).withForce(true).exec());
+        assertThat(left).as("containers left after close()").isEmpty();
+    }
+
+    @Nested
+    @DisplayName("acquire")
+    class Acquire {
+        @Test
+        @DisplayName("starts one labelled, hardened container running sleep infinity under init, with the workdir at /workspace")
+        void startsHardenedContainer() throws Exception {
+            Sandbox sandbox = manager.acquire("chat-42", SPEC);
+            String id = sandbox.info().sandboxId();
+
+            InspectContainerResponse c = docker.inspectContainerCmd(id).exec();
+            assertThat(c.getState().getRunning()).isTrue();
+            assertThat(c.getConfig().getLabels()).containsEntry(SandboxLabels.MANAGED, "true")
+                    .containsEntry(SandboxLabels.SESSION, "chat-42")
+                    .containsEntry(SandboxLabels.OWNER, manager.instanceId());
+            assertThat(c.getConfig().getEntrypoint()).containsExactly("sleep", "infinity");
+            assertThat(c.getHostConfig().getInit()).isTrue();
+            assertThat(c.getHostConfig().getNetworkMode()).isEqualTo("none");
+            assertThat(c.getHostConfig().getCapDrop()).extracting(Object::toString).containsExactly("ALL");
+            assertThat(c.getHostConfig().getSecurityOpts()).contains("no-new-privileges");
+            assertThat(c.getHostConfig().getPidsLimit()).isEqualTo(512L);
+            assertThat(c.getHostConfig().getMemory()).isEqualTo(512L * 1024 * 1024);
+            assertThat(c.getConfig().getUser()).isNotBlank().doesNotStartWith("0");
+
+            ExecResult ps = sandbox.exec(ExecRequest.shell("cat /proc/1/cmdline | tr '\\0' ' '; echo; ps -o comm | sort -u; id -u; pwd"));
+            assertThat(ps.stdout()).contains("docker-init").contains("sleep").contains("/workspace");
+            assertThat(ps.stdout()).doesNotContain("\n0\n"); // not root
+
+            Path workdir = Path.of(sandbox.info().workspace());
+            assertThat(workdir.getParent()).isEqualTo(root.toAbsolutePath());
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(workdir, LinkOption.NOFOLLOW_LINKS)))
+                    .isEqualTo("rwx------");
+            sandbox.exec(ExecRequest.shell("echo from-container > f.txt"));
+            assertThat(Files.readString(workdir.resolve("f.txt"))).isEqualTo("from-container\n");
+        }
+
+        @Test
+        @DisplayName("returns the live container again, even under concurrent acquires from many threads")
+        void concurrentAcquires() throws Exception {
+            int threads = 8;
+            ExecutorService pool = Executors.newFixedThreadPool(threads);
+            CyclicBarrier barrier = new CyclicBarrier(threads);
+            try {
+                List<Future<String>> ids = new ArrayList<>();
+                for (int i = 0; i < threads; i++) {
+                    ids.add(pool.submit(() -> {
+                        barrier.await();
+                        return manager.acquire("crowd", SPEC).info().sandboxId();
+                    }));
+                }
+                Set<String> distinct = new HashSet<>();
+                for (Future<String> f : ids) {
+                    distinct.add(f.get(60, TimeUnit.SECONDS));
+                }
+                assertThat(distinct).hasSize(1);
+                assertThat(containersOf(SandboxLabels.SESSION, "crowd")).hasSize(1);
+            } finally {
+                pool.shutdownNow();
+            }
+        }
+
+        @Test
+        @DisplayName("an image that is missing and may not be pulled fails with an error naming it")
+        void missingImage() {
+            SandboxSpec spec = SandboxSpec.builder().image("sandboxkit-no-such-image:1").pullPolicy(PullPolicy.NEVER).build();
+            assertThatThrownBy(() -> manager.acquire("no-image", spec)).isInstanceOf(SandboxAcquireException.class)
+                    .hasMessageContaining("sandboxkit-no-such-image:1");
+            assertThat(manager.session("no-image")).isEmpty();
+        }
+    }
+
+    @Nested
+    @DisplayName("exec")
+    class Exec {
+        @Test
+        @DisplayName("through the handle and the manager: exit code, stdout and stderr apart, per-exec env, cwd, stdin")
+        void semantics() {
+            Sandbox sandbox = manager.acquire("exec", SPEC);
+            ExecResult r = sandbox.exec(ExecRequest.shell("echo hi > note.txt && cat note.txt && echo oops >&2; exit 3"));
+            assertThat(r.exitCode()).isEqualTo(3);
+            assertThat(r.stdout()).isEqualTo("hi\n");
+            assertThat(r.stderr()).isEqualTo("oops\n");
+
+            assertThat(manager.exec("exec", ExecRequest.of("ls", "-la")).stdout()).contains("note.txt");
+            assertThat(sandbox.exec(ExecRequest.shell("echo $SECRET").withEnv("SECRET", "s3")).stdout()).isEqualTo("s3\n");
+            assertThat(sandbox.exec(ExecRequest.shell("echo \"[$SECRET]\"")).stdout()).isEqualTo("[]\n");
+            sandbox.exec(ExecRequest.of("mkdir", "-p", "sub/dir"));
+            assertThat(sandbox.exec(ExecRequest.of("pwd").withWorkingDir("sub/dir")).stdout()).isEqualTo("/workspace/sub/dir\n");
+            assertThat(sandbox.exec(ExecRequest.of("cat").withStdin("to stdin")).stdout()).isEqualTo("to stdin");
+            assertThat(sandbox.exec(ExecRequest.of("no-such-binary")).exitCode()).isIn(126, 127);
+        }
+
+        @Test
+        @DisplayName("a timeout kills the process and the sandbox stays usable")
+        void timeout() {
+            Sandbox sandbox = manager.acquire("slow", SPEC);
+            long t0 = System.nanoTime();
+            ExecResult slow = sandbox.exec(ExecRequest.shell("sleep 30").withTimeout(Duration.ofSeconds(1)));
+            assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(5));
+            assertThat(slow.timedOut()).isTrue();
+            assertThat(sandbox.exec(ExecRequest.shell("ps -o args | grep -c '^sleep 30' || true")).stdout().trim())
+                    .isEqualTo("0");
+            assertThat(sandbox.exec("true").exitCode()).isZero();
+        }
+
+        @Test
+        @DisplayName("output over the cap is cut and flagged")
+        void caps() {
+            ExecResult r = manager.acquire("caps", SPEC)
+                    .exec(ExecRequest.shell("head -c 5000 /dev/zero").withOutputLimit(1000));
+            assertThat(r.stdoutBytes()).hasSize(1000);
+            assertThat(r.stdoutTruncated()).isTrue();
+        }
+    }
+
+    @Nested
+    @DisplayName("idle TTL and resume, in real time")
+    class IdleAndResume {
+        @Test
+        @DisplayName("a 2 s TTL removes the container (checked by label); the next exec resumes in a new one with the file intact")
+        void reapThenResume() throws Exception {
+            Sandbox sandbox = manager.acquire("ttl", SPEC);
+            String first = sandbox.info().sandboxId();
+            sandbox.exec(ExecRequest.shell("echo kept > note.txt"));
+            long idleSince = System.nanoTime();
+
+            awaitNoContainer("ttl", Duration.ofSeconds(10));
+            Duration reapedAfter = Duration.ofNanos(System.nanoTime() - idleSince);
+            assertThat(reapedAfter).isGreaterThanOrEqualTo(Duration.ofMillis(1900)).isLessThan(Duration.ofSeconds(4));
+            SessionInfo suspended = manager.session("ttl").orElseThrow();
+            assertThat(suspended.state()).isEqualTo(SessionState.SUSPENDED);
+            assertThat(suspended.sandboxId()).isNull();
+            assertThat(Files.readString(Path.of(suspended.workspace(), "note.txt"))).isEqualTo("kept\n");
+
+            ExecResult r = sandbox.exec(ExecRequest.of("cat", "note.txt"));
+
+            assertThat(r.stdout()).isEqualTo("kept\n");
+            String second = sandbox.info().sandboxId();
+            assertThat(second).isNotEqualTo(first);
+            assertThat(containersOf(SandboxLabels.SESSION, "ttl")).extracting(Container::getId).containsExactly(second);
+        }
+
+        @Test
+        @DisplayName("keepAlive and execs keep the container past the TTL")
+        void activityKeepsAlive() throws Exception {
+            Sandbox sandbox = manager.acquire("busy", SPEC);
+            String id = sandbox.info().sandboxId();
+            for (int i = 0; i < 8; i++) {
+                Thread.sleep(500);
+                if (i % 2 == 0) {
+                    manager.keepAlive("busy");
+                } else {
+                    sandbox.exec("true");
+                }
+            }
+            assertThat(sandbox.info().sandboxId()).isEqualTo(id);
+            assertThat(containersOf(SandboxLabels.SESSION, "busy")).hasSize(1);
+        }
+
+        @Test
+        @DisplayName("an exec still running counts as activity: never reaped mid-command")
+        void runningExecIsActivity() {
+            Sandbox sandbox = manager.acquire("long", SPEC);
+            String id = sandbox.info().sandboxId();
+            ExecResult r = sandbox.exec(ExecRequest.shell("sleep 4; echo survived"));
+            assertThat(r.stdout()).isEqualTo("survived\n");
+            assertThat(sandbox.info().sandboxId()).isEqualTo(id);
+        }
+
+        @Test
+        @DisplayName("acquire on a reaped session resumes on the same workdir")
+        void acquireResumes() throws Exception {
+            manager.acquire("again", SPEC).exec(ExecRequest.shell("echo 1 > a"));
+            awaitNoContainer("again", Duration.ofSeconds(10));
+            Sandbox resumed = manager.acquire("again", SPEC);
+            assertThat(resumed.exec(ExecRequest.of("cat", "a")).stdout()).isEqualTo("1\n");
+        }
+    }
+
+    @Nested
+    @DisplayName("close and destroy")
+    class CloseDestroy {
+        @Test
+        @DisplayName("close() leaves no container of this manager and keeps the workdirs")
+        void close() throws Exception {
+            Sandbox a = manager.acquire("close-a", SPEC);
+            manager.acquire("close-b", SPEC);
+            a.exec(ExecRequest.shell("echo x > x"));
+            Path workdir = Path.of(a.info().workspace());
+
+            manager.close();
+
+            assertThat(containersOf(SandboxLabels.OWNER, manager.instanceId())).isEmpty();
+            assertThat(Files.readString(workdir.resolve("x"))).isEqualTo("x\n");
+        }
+
+        @Test
+        @DisplayName("destroy removes the container and the workdir; the session is then 'not found'")
+        void destroy() {
+            Sandbox sandbox = manager.acquire("gone", SPEC);
+            Path workdir = Path.of(sandbox.info().workspace());
+            sandbox.exec(ExecRequest.shell("echo x > x"));
+
+            manager.destroy("gone");
+
+            assertThat(containersOf(SandboxLabels.SESSION, "gone")).isEmpty();
+            assertThat(Files.exists(workdir, LinkOption.NOFOLLOW_LINKS)).isFalse();
+            assertThatThrownBy(() -> sandbox.exec("true")).isInstanceOf(SandboxNotFoundException.class);
+            assertThatThrownBy(() -> manager.exec("gone", ExecRequest.of("true"))).isInstanceOf(SandboxNotFoundException.class);
+        }
+    }
+
+    @Nested
+    @DisplayName("discovery and errors")
+    class DiscoveryErrors {
+        @Test
+        @DisplayName("without a driver name, ServiceLoader finds the Docker driver")
+        void serviceLoader() {
+            try (SandboxManager m = SandboxManager.builder().workspaceRoot(root).build()) {
+                assertThat(m.driverName()).isEqualTo("docker");
+            }
+        }
+
+        @Test
+        @DisplayName("an unreachable engine is a retryable 'unavailable' error naming the endpoint")
+        void unreachable() {
+            assertThatThrownBy(() -> SandboxManager.builder().driver("docker").workspaceRoot(root)
+                    .driverProperty("docker.host", "unix:///nonexistent/docker.sock").build())
+                    .isInstanceOf(SandboxUnavailableException.class)
+                    .hasMessageContaining("/nonexistent/docker.sock")
+                    .matches(e -> ((SandboxUnavailableException) e).isRetryable());
+        }
+    }
+
+    private void awaitNoContainer(String sessionId, Duration limit) throws InterruptedException {
+        long deadline = System.nanoTime() + limit.toNanos();
+        while (!containersOf(SandboxLabels.SESSION, sessionId).isEmpty()) {
+            assertThat(System.nanoTime()).as("container of %s still there after %s", sessionId, limit).isLessThan(deadline);
+            Thread.sleep(50);
+        }
+    }
+
+    private List<Container> containersOf(String label, String value) {
+        return docker.listContainersCmd().withShowAll(true)
+                .withLabelFilter(Map.of(SandboxLabels.MANAGED, "true", label, value)).exec().stream()
+                .filter(c -> !label.equals(SandboxLabels.SESSION) || manager == null
+                        || manager.instanceId().equals(c.getLabels().get(SandboxLabels.OWNER)))
+                .toList();
+    }
+
+    /** Fails (never skips) when the engine is missing, unless skipping was asked for outside CI. */
+    static final class EngineCheck {
+        private EngineCheck() {
+        }
+
+        static DockerClient requireEngine() {
+            String host = System.getenv().getOrDefault("DOCKER_HOST", "unix:///var/run/docker.sock");
+            DefaultDockerClientConfig config = DefaultDockerClientConfig.createDefaultConfigBuilder().withDockerHost(host).build();
+            DockerClient client = DockerClientImpl.getInstance(config,
+                    new ZerodepDockerHttpClient.Builder().dockerHost(URI.create(host)).build());
+            try {
+                client.pingCmd().exec();
+                client.inspectImageCmd(IMAGE).exec();
+                return client;
+            } catch (RuntimeException e) {
+                boolean skip = Boolean.getBoolean("sandboxkit.skipDockerTests") && !"true".equals(System.getenv("CI"));
+                org.junit.jupiter.api.Assumptions.assumeFalse(skip, "Docker tests skipped on request: " + e);
+                throw new AssertionError("Docker engine at " + host + " with image " + IMAGE + " is required for these "
+                        + "tests (run scripts/setup-env.sh, or -Dsandboxkit.skipDockerTests=true outside CI): " + e, e);
+            }
+        }
+    }
+}

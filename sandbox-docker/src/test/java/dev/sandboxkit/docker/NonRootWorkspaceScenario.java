@@ -1,0 +1,63 @@
+package dev.sandboxkit.docker;
+
+import dev.sandboxkit.SandboxConfigurationException;
+import dev.sandboxkit.SandboxSpec;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+
+/**
+ * What a non-root JVM faces: the sandbox (same uid) made parts of its workdir unreadable and planted
+ * links. Run in a child JVM as an unprivileged user by {@link NonRootWorkspaceTest}; prints OK.
+ */
+final class NonRootWorkspaceScenario {
+    private NonRootWorkspaceScenario() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Path base = Path.of(args[0]);
+        Path root = base.resolve("workspaces");
+        HostWorkspaces workspaces = new HostWorkspaces(root, "10001:10001");
+        SandboxSpec spec = SandboxSpec.builder().image("any").build();
+        int uid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+        check(workspaces.sandboxUser(spec).startsWith(uid + ":"), "sandbox user is the JVM's uid");
+
+        try {
+            workspaces.create("other-user", spec.toBuilder().user(String.valueOf(uid + 1)).build());
+            throw new AssertionError("a foreign sandbox uid must be refused when the JVM is not root");
+        } catch (SandboxConfigurationException expected) {
+            check(expected.getMessage().contains("only root"), "explains why: " + expected.getMessage());
+        }
+
+        Path ws = Path.of(workspaces.create("s1", spec));
+        check(PosixFilePermissions.toString(Files.getPosixFilePermissions(ws)).equals("rwx------"), "mode 0700");
+        check(Files.getAttribute(ws, "unix:uid").equals(uid), "owned by the JVM uid");
+
+        Path outside = Files.createDirectory(base.resolve("outside"));
+        Files.writeString(outside.resolve("keep.txt"), "precious");
+        Files.createDirectories(ws.resolve("a/b/c"));
+        Files.writeString(ws.resolve("a/b/c/f"), "x");
+        Files.createSymbolicLink(ws.resolve("a/b/link"), outside);
+        Files.createDirectories(ws.resolve("ro"));
+        Files.writeString(ws.resolve("ro/f"), "x");
+        Files.createSymbolicLink(ws.resolve("link"), outside);
+        Files.setPosixFilePermissions(ws.resolve("ro"), PosixFilePermissions.fromString("r-x------"));
+        Files.setPosixFilePermissions(ws.resolve("a/b"), PosixFilePermissions.fromString("---------"));
+        Files.setPosixFilePermissions(ws.resolve("a"), PosixFilePermissions.fromString("---------"));
+        Files.setPosixFilePermissions(ws, PosixFilePermissions.fromString("r-x------"));
+
+        workspaces.delete(ws.toString());
+
+        check(Files.notExists(ws, java.nio.file.LinkOption.NOFOLLOW_LINKS), "workdir deleted");
+        check(Files.readString(outside.resolve("keep.txt")).equals("precious"), "link target untouched");
+        workspaces.delete(ws.toString());
+        System.out.println("OK");
+    }
+
+    private static void check(boolean condition, String what) {
+        if (!condition) {
+            throw new AssertionError("failed: " + what);
+        }
+    }
+}

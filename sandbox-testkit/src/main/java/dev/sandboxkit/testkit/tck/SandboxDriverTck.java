@@ -1,0 +1,948 @@
+package dev.sandboxkit.testkit.tck;
+
+import dev.sandboxkit.ExecRequest;
+import dev.sandboxkit.ExecResult;
+import dev.sandboxkit.ExecStream;
+import dev.sandboxkit.PullPolicy;
+import dev.sandboxkit.Sandbox;
+import dev.sandboxkit.SandboxManager;
+import dev.sandboxkit.SandboxNotFoundException;
+import dev.sandboxkit.SandboxSpec;
+import dev.sandboxkit.SessionInfo;
+import dev.sandboxkit.SessionState;
+import dev.sandboxkit.spi.CreateRequest;
+import dev.sandboxkit.spi.DriverCapability;
+import dev.sandboxkit.spi.DriverContext;
+import dev.sandboxkit.spi.SandboxDescriptor;
+import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.spi.SandboxLabels;
+import dev.sandboxkit.spi.SessionStore;
+import dev.sandboxkit.testkit.ManualClock;
+import dev.sandboxkit.testkit.ManualScheduler;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * The conformance kit for {@link SandboxDriver} implementations. Extend it in a test class and return
+ * a new driver from {@link #createDriver(DriverContext)}:
+ *
+ * <pre>{@code
+ * class MyDriverTckTest extends SandboxDriverTck {
+ *     @Override
+ *     protected SandboxDriver createDriver(DriverContext context) {
+ *         return new MyDriver(context);
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>Most tests drive a real {@link SandboxManager} built on the driver instance, the way applications
+ * use it; the lifecycle group also calls the SPI directly. The manager runs on a {@link ManualClock}
+ * and {@link ManualScheduler}, so idle reaping happens exactly when a test moves time, without
+ * sleeping; the driver itself gets the system clock because drivers measure real time (exec timeouts,
+ * readiness).
+ *
+ * <p>Optional behaviour is tested only when the driver declares the matching {@link DriverCapability};
+ * a test for an undeclared capability is skipped (an assumption), never silently passed. Tests that
+ * need a real shell in the sandbox require {@link DriverCapability#REAL_PROCESSES}. The commands used
+ * are those of a minimal POSIX userland (BusyBox is enough): {@code sh}, {@code printf}, {@code cat},
+ * {@code head}, {@code ls}, {@code ps}, {@code sleep}, {@code wc}, {@code yes}.
+ *
+ * <p>Every test cleans up what it created: sessions are destroyed, the manager is closed, sandboxes
+ * still carrying the test's owner label are removed and the workspace root is deleted. A new owner
+ * instance id is used for every test, so runs never see each other's sandboxes.
+ */
+public abstract class SandboxDriverTck {
+    /** System property naming the image the kit runs; the sandboxes need only a POSIX shell. */
+    public static final String IMAGE_PROPERTY = "sandboxkit.test.image";
+    /** The image used when {@value #IMAGE_PROPERTY} is not set: built by {@code scripts/build-test-images.sh}. */
+    public static final String DEFAULT_IMAGE = "sandboxkit-test:latest";
+
+    private static final Duration TTL = Duration.ofMinutes(10);
+    private static final Duration REAPER_INTERVAL = Duration.ofSeconds(10);
+    /** Slack allowed on top of an exec timeout before the call must have returned. */
+    private static final Duration TIMEOUT_SLACK = Duration.ofSeconds(5);
+    private static final String WRITE_SCRIPT = "printf '%s' \"$1\" > \"$2\"";
+    private static final AtomicInteger SESSION_COUNTER = new AtomicInteger();
+
+    private Path workspaceRoot;
+    private DriverContext context;
+    private SandboxDriver driver;
+    private Set<DriverCapability> capabilities;
+    private ManualClock clock;
+    private ManualScheduler scheduler;
+    private SessionStore store;
+    private SandboxManager manager;
+    private final List<String> sessions = new CopyOnWriteArrayList<>();
+    private final List<String> workspaces = new CopyOnWriteArrayList<>();
+
+    /** For subclasses. */
+    protected SandboxDriverTck() {
+    }
+
+    /**
+     * Creates the driver under test. Called once per test, on the test thread, before the test runs;
+     * the kit closes the driver after the test.
+     *
+     * @param context the settings a manager would give the driver: a fresh owner instance id, a
+     *                temporary workspace root, the system clock and no properties
+     * @return a new driver
+     */
+    protected abstract SandboxDriver createDriver(DriverContext context);
+
+    /**
+     * The spec sandboxes are started from. Default: the image from the system property
+     * {@value #IMAGE_PROPERTY} (else {@value #DEFAULT_IMAGE}), never pulled, hardened defaults otherwise.
+     * Called on the test thread.
+     *
+     * @return the spec
+     */
+    protected SandboxSpec spec() {
+        return SandboxSpec.builder()
+                .image(System.getProperty(IMAGE_PROPERTY, DEFAULT_IMAGE))
+                .pullPolicy(PullPolicy.NEVER)
+                .build();
+    }
+
+    /**
+     * The command the kit runs to write a text file in the workdir: {@code printf '%s' "$1" > "$2"} under
+     * {@code /bin/sh}. Drivers without a shell (fakes) may script an answer to exactly this command.
+     *
+     * @param path    path relative to the working directory
+     * @param content file content
+     * @return the request
+     */
+    protected static ExecRequest writeFileRequest(String path, String content) {
+        return ExecRequest.of("/bin/sh", "-c", WRITE_SCRIPT, "sh", content, path);
+    }
+
+    /**
+     * Whether an exec is the kit's write-file command, for drivers that script it.
+     *
+     * @param command the exec's argv
+     * @return {@code true} if it is {@link #writeFileRequest}'s command; then argv[4] is the content and argv[5] the path
+     */
+    protected static boolean isWriteFileCommand(List<String> command) {
+        return command.size() == 6 && command.get(0).equals("/bin/sh") && command.get(2).equals(WRITE_SCRIPT);
+    }
+
+    /**
+     * The command the kit runs to read a file in the workdir: {@code cat path}. A missing file must give a
+     * non-zero exit code.
+     *
+     * @param path path relative to the working directory
+     * @return the request
+     */
+    protected static ExecRequest readFileRequest(String path) {
+        return ExecRequest.of("cat", path);
+    }
+
+    // ------------------------------------------------------------------ set-up and clean-up
+
+    /**
+     * Creates the driver and a manager on it. Runs before every test.
+     *
+     * @throws IOException if the temporary workspace root cannot be created
+     */
+    @BeforeEach
+    protected final void startDriverAndManager() throws IOException {
+        workspaceRoot = Files.createTempDirectory("sandboxkit-tck").toRealPath();
+        String instanceId = "tck-" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+        context = new DriverContext(instanceId, workspaceRoot, Clock.systemUTC(), Map.of());
+        driver = createDriver(context);
+        assertThat(driver).as("createDriver(..) result").isNotNull();
+        capabilities = Set.copyOf(driver.capabilities());
+        clock = new ManualClock();
+        scheduler = new ManualScheduler(clock);
+        store = SessionStore.inMemory(); // shared by managers of one test, so a re-opened manager can still destroy
+        manager = newManager();
+    }
+
+    /**
+     * Destroys every session the test used, closes the manager and the driver, removes any sandbox left
+     * with the test's owner label, and deletes the workspace root. Runs after every test; a failure here
+     * fails the test, because a driver that cannot clean up leaks containers.
+     */
+    @AfterEach
+    protected final void cleanUp() {
+        List<Throwable> errors = new ArrayList<>();
+        if (manager != null) {
+            for (String id : sessions) {
+                run(errors, () -> manager.destroy(id));
+            }
+            run(errors, manager::close);
+        }
+        if (driver != null) {
+            run(errors, () -> driver.list(Map.of(SandboxLabels.OWNER, context.instanceId()))
+                    .forEach(d -> driver.remove(d.id())));
+            for (String ws : workspaces) {
+                run(errors, () -> driver.deleteWorkspace(ws));
+            }
+            run(errors, driver::close);
+        }
+        if (store != null) {
+            run(errors, store::close);
+        }
+        if (workspaceRoot != null) {
+            run(errors, () -> deleteRecursively(workspaceRoot));
+        }
+        if (!errors.isEmpty()) {
+            AssertionError failure = new AssertionError("clean-up after the test failed: " + errors.get(0), errors.get(0));
+            errors.subList(1, errors.size()).forEach(failure::addSuppressed);
+            throw failure;
+        }
+    }
+
+    private SandboxManager newManager() {
+        return SandboxManager.builder()
+                .driver(driver)
+                .workspaceRoot(workspaceRoot)
+                .instanceId(context.instanceId())
+                .clock(clock)
+                .scheduler(scheduler)
+                .store(store)
+                // A fleet of its own: the orphan sweep of this manager and of every other manager on the
+                // same backend then never consider each other's containers.
+                .fleet(context.instanceId())
+                .idleTimeout(TTL)
+                .reaperInterval(REAPER_INTERVAL)
+                .build();
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private void requireCapability(DriverCapability... required) {
+        for (DriverCapability c : required) {
+            assumeTrue(capabilities.contains(c), () -> "driver '" + driver.name() + "' does not declare " + c);
+        }
+    }
+
+    /** A new session id, remembered so that clean-up destroys the session. */
+    private String newSessionId(String prefix) {
+        String id = prefix + "-" + SESSION_COUNTER.incrementAndGet() + "-"
+                + UUID.randomUUID().toString().substring(0, 8);
+        sessions.add(id);
+        return id;
+    }
+
+    private Sandbox acquire() {
+        return manager.acquire(newSessionId("tck"), spec());
+    }
+
+    private String createWorkspace(String sessionId) {
+        String ws = driver.createWorkspace(sessionId, spec());
+        workspaces.add(ws);
+        return ws;
+    }
+
+    /** Creates a sandbox through the SPI only, labelled like the manager would. */
+    private String createDirectly(String sessionId) {
+        return driver.create(new CreateRequest(sessionId, spec(), createWorkspace(sessionId), labels(sessionId)));
+    }
+
+    private Map<String, String> labels(String sessionId) {
+        return Map.of(SandboxLabels.MANAGED, "true", SandboxLabels.SESSION, sessionId,
+                SandboxLabels.OWNER, context.instanceId());
+    }
+
+    private List<String> ids(Map<String, String> selector) {
+        return driver.list(selector).stream().map(SandboxDescriptor::id).toList();
+    }
+
+    private static ExecResult sh(Sandbox sandbox, String script) {
+        return sandbox.exec(ExecRequest.shell(script));
+    }
+
+    private static void assertSucceeded(ExecResult r) {
+        assertThat(r.isSuccess()).as("exec succeeded; got %s, stderr: %s", r, r.stderr()).isTrue();
+    }
+
+    private static void writeFile(Sandbox sandbox, String path, String content) {
+        assertSucceeded(sandbox.exec(writeFileRequest(path, content)));
+    }
+
+    private static String readFile(Sandbox sandbox, String path) {
+        ExecResult r = sandbox.exec(readFileRequest(path));
+        assertSucceeded(r);
+        return r.stdout();
+    }
+
+    private static long millisSince(long startNanos) {
+        return (System.nanoTime() - startNanos) / 1_000_000;
+    }
+
+    private interface Step {
+        void run() throws Exception;
+    }
+
+    private static void run(List<Throwable> errors, Step step) {
+        try {
+            step.run();
+        } catch (Throwable t) {
+            errors.add(t);
+        }
+    }
+
+    private static void deleteRecursively(Path root) throws IOException {
+        if (!Files.exists(root)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(root)) {
+            for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+
+    private static <T> List<T> runConcurrently(int threads, java.util.function.IntFunction<T> task) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        CyclicBarrier start = new CyclicBarrier(threads);
+        try {
+            List<Future<T>> futures = new ArrayList<>();
+            for (int i = 0; i < threads; i++) {
+                int n = i;
+                futures.add(pool.submit(() -> {
+                    start.await(30, TimeUnit.SECONDS);
+                    return task.apply(n);
+                }));
+            }
+            List<T> results = new ArrayList<>();
+            for (Future<T> f : futures) {
+                results.add(f.get(120, TimeUnit.SECONDS));
+            }
+            return results;
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    // ------------------------------------------------------------------ lifecycle
+
+    @Nested
+    @DisplayName("lifecycle")
+    class Lifecycle {
+        @Test
+        @DisplayName("ping succeeds and the driver names itself")
+        void pingAndName() {
+            driver.ping();
+            assertThat(driver.name()).isNotBlank();
+            assertThat(manager.driverName()).isEqualTo(driver.name());
+        }
+
+        @Test
+        @DisplayName("create returns a sandbox that accepts execs at once and is listed with its labels")
+        void createThenExecAndList() {
+            String session = newSessionId("tck-direct");
+            String id = createDirectly(session);
+
+            assertThat(driver.exec(id, ExecRequest.of("true")).exitCode()).isZero();
+            List<SandboxDescriptor> found = driver.list(Map.of(SandboxLabels.SESSION, session));
+            assertThat(found).singleElement().satisfies(d -> {
+                assertThat(d.id()).isEqualTo(id);
+                assertThat(d.running()).isTrue();
+                assertThat(d.labels()).containsAllEntriesOf(labels(session));
+            });
+        }
+
+        @Test
+        @DisplayName("list returns exactly the sandboxes that carry every given label")
+        void listByLabels() {
+            String a = newSessionId("tck-list-a");
+            String b = newSessionId("tck-list-b");
+            String idA = createDirectly(a);
+            String idB = createDirectly(b);
+            String owner = context.instanceId();
+
+            assertThat(ids(Map.of(SandboxLabels.OWNER, owner))).containsExactlyInAnyOrder(idA, idB);
+            assertThat(ids(Map.of(SandboxLabels.MANAGED, "true", SandboxLabels.OWNER, owner)))
+                    .containsExactlyInAnyOrder(idA, idB);
+            assertThat(ids(Map.of(SandboxLabels.SESSION, a))).containsExactly(idA);
+            assertThat(ids(labels(b))).containsExactly(idB);
+            assertThat(ids(Map.of(SandboxLabels.SESSION, a, SandboxLabels.OWNER, "tck-someone-else"))).isEmpty();
+            assertThat(ids(Map.of(SandboxLabels.OWNER, "tck-nobody-" + UUID.randomUUID()))).isEmpty();
+        }
+
+        @Test
+        @DisplayName("remove is idempotent, and exec on a removed sandbox is 'not found'")
+        void removeIdempotent() {
+            String session = newSessionId("tck-remove");
+            String id = createDirectly(session);
+
+            driver.remove(id);
+            driver.remove(id);
+
+            assertThat(ids(Map.of(SandboxLabels.SESSION, session))).isEmpty();
+            assertThatThrownBy(() -> driver.exec(id, ExecRequest.of("true")))
+                    .isInstanceOf(SandboxNotFoundException.class);
+        }
+
+        @Test
+        @DisplayName("createWorkspace and deleteWorkspace are idempotent")
+        void workspaceIdempotent() {
+            String session = newSessionId("tck-ws");
+            String first = createWorkspace(session);
+            String second = createWorkspace(session);
+            assertThat(second).isEqualTo(first);
+            if (capabilities.contains(DriverCapability.HOST_WORKSPACE)) {
+                assertThat(Path.of(first)).isDirectory();
+                assertThat(Path.of(first).toAbsolutePath().normalize()).startsWith(workspaceRoot);
+            }
+
+            driver.deleteWorkspace(first);
+            driver.deleteWorkspace(first);
+
+            if (capabilities.contains(DriverCapability.HOST_WORKSPACE)) {
+                assertThat(Path.of(first)).doesNotExist();
+            }
+        }
+
+        @Test
+        @DisplayName("acquire creates one sandbox for the session and returns it again while it lives")
+        void acquireReuses() {
+            String session = newSessionId("tck-acquire");
+            Sandbox first = manager.acquire(session, spec());
+            Sandbox second = manager.acquire(session, spec());
+
+            SessionInfo info = second.info();
+            assertThat(info.state()).isEqualTo(SessionState.ACTIVE);
+            assertThat(info.sandboxId()).isNotNull().isEqualTo(first.info().sandboxId());
+            assertThat(ids(Map.of(SandboxLabels.SESSION, session))).containsExactly(info.sandboxId());
+        }
+
+        @Test
+        @DisplayName("destroy removes the sandbox, is idempotent, and the session is then 'not found'")
+        void destroyIdempotent() {
+            Sandbox sandbox = acquire();
+            String session = sandbox.sessionId();
+
+            sandbox.destroy();
+            manager.destroy(session);
+
+            assertThat(ids(Map.of(SandboxLabels.SESSION, session))).isEmpty();
+            assertThat(manager.session(session).orElseThrow().state()).isEqualTo(SessionState.DESTROYED);
+            assertThatThrownBy(() -> sandbox.exec("true")).isInstanceOf(SandboxNotFoundException.class);
+        }
+
+        @Test
+        @DisplayName("closing the manager removes every sandbox it started")
+        void closeRemovesSandboxes() {
+            acquire();
+            acquire();
+            assertThat(ids(Map.of(SandboxLabels.OWNER, context.instanceId()))).hasSize(2);
+
+            manager.close();
+
+            assertThat(ids(Map.of(SandboxLabels.OWNER, context.instanceId()))).isEmpty();
+            manager = newManager(); // so that clean-up can destroy the suspended sessions and their workdirs
+        }
+    }
+
+    // ------------------------------------------------------------------ exec
+
+    @Nested
+    @DisplayName("exec")
+    class Exec {
+        @Test
+        @DisplayName("reports exit codes as data")
+        void exitCodes() {
+            requireCapability(DriverCapability.REAL_PROCESSES);
+            Sandbox sandbox = acquire();
+
+            ExecResult ok = sandbox.exec("true");
+            ExecResult three = sh(sandbox, "exit 3");
+            ExecResult big = sh(sandbox, "exit 255");
+
+            assertThat(ok.exitCode()).isZero();
+            assertThat(ok.isSuccess()).isTrue();
+            assertThat(three.exitCode()).isEqualTo(3);
+            assertThat(three.termination()).isEqualTo(ExecResult.Termination.EXITED);
+            assertThat(three.isSuccess()).isFalse();
+            assertThat(big.exitCode()).isEqualTo(255);
+        }
+
+        @Test
+        @DisplayName("keeps stdout and stderr apart")
+        void separateStderr() {
+            requireCapability(DriverCapability.REAL_PROCESSES);
+            ExecResult r = sh(acquire(), "echo out; echo err >&2; echo out2; echo err2 >&2");
+
+            assertThat(r.stdout()).isEqualTo("out\nout2\n");
+            assertThat(r.stderr()).isEqualTo("err\nerr2\n");
+        }
+
+        @Test
+        @DisplayName("gives per-exec env to that exec only, on top of the spec's env")
+        void perExecEnv() {
+            requireCapability(DriverCapability.REAL_PROCESSES);
+            String session = newSessionId("tck-env");
+            Sandbox sandbox = manager.acquire(session,
+                    spec().toBuilder().env("TCK_SPEC", "from-spec").env("TCK_BOTH", "spec").build());
+            String show = "echo \"${TCK_SPEC:-unset} ${TCK_BOTH:-unset} ${TCK_SECRET:-unset}\"";
+
+            ExecResult with = sandbox.exec(ExecRequest.shell(show)
+                    .withEnv(Map.of("TCK_SECRET", "s3cr3t value", "TCK_BOTH", "exec")));
+            ExecResult after = sandbox.exec(ExecRequest.shell(show));
+
+            assertThat(with.stdout()).isEqualTo("from-spec exec s3cr3t value\n");
+            assertThat(after.stdout()).isEqualTo("from-spec spec unset\n");
+        }
+
+        @Test
+        @DisplayName("runs in the workspace by default, or in the requested working directory")
+        void workingDir() {
+            requireCapability(DriverCapability.REAL_PROCESSES);
+            Sandbox sandbox = acquire();
+            assertSucceeded(sh(sandbox, "mkdir -p sub/dir"));
+
+            assertThat(sandbox.exec("pwd").stdout()).isEqualTo(SandboxSpec.WORKSPACE + "\n");
+            assertThat(sandbox.exec(ExecRequest.of("pwd").withWorkingDir("sub/dir")).stdout())
+                    .isEqualTo(SandboxSpec.WORKSPACE + "/sub/dir\n");
+            assertThat(sandbox.exec(ExecRequest.of("pwd").withWorkingDir(SandboxSpec.WORKSPACE + "/sub")).stdout())
+                    .isEqualTo(SandboxSpec.WORKSPACE + "/sub\n");
+        }
+
+        @Test
+        @DisplayName("feeds stdin and then closes it, so a command reading to EOF finishes")
+        void stdinThenEof() {
+            requireCapability(DriverCapability.REAL_PROCESSES, DriverCapability.STDIN);
+            Sandbox sandbox = acquire();
+            byte[] all = new byte[256];
+            for (int i = 0; i < all.length; i++) {
+                all[i] = (byte) i;
+            }
+            byte[] large = new byte[1024 * 1024 + 7];
+            Arrays.fill(large, (byte) 'x');
+
+            assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+                ExecResult text = sandbox.exec(ExecRequest.of("cat").withStdin("hello\nwörld").withTimeout(Duration.ofSeconds(20)));
+                ExecResult binary = sandbox.exec(ExecRequest.of("cat").withStdin(all).withTimeout(Duration.ofSeconds(20)));
+                ExecResult counted = sandbox.exec(ExecRequest.of("wc", "-c").withStdin(large).withTimeout(Duration.ofSeconds(20)));
+                ExecResult empty = sandbox.exec(ExecRequest.of("cat").withStdin(new byte[0]).withTimeout(Duration.ofSeconds(20)));
+
+                assertThat(text.timedOut()).as("cat saw EOF").isFalse();
+                assertThat(text.stdout()).isEqualTo("hello\nwörld");
+                assertThat(binary.stdoutBytes()).isEqualTo(all);
+                assertThat(counted.stdout().trim()).isEqualTo(String.valueOf(large.length));
+                assertThat(empty.timedOut()).isFalse();
+                assertThat(empty.stdoutBytes()).isEmpty();
+            });
+        }
+
+        @Test
+        @DisplayName("gives a command that reads stdin, when none is given, EOF at once")
+        void noStdinMeansEof() {
+            requireCapability(DriverCapability.REAL_PROCESSES);
+            Sandbox sandbox = acquire();
+
+            assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
+                ExecResult r = sandbox.exec(ExecRequest.of("cat").withTimeout(Duration.ofSeconds(10)));
+                assertThat(r.timedOut()).as("cat without stdin must not wait for input").isFalse();
+                assertThat(r.exitCode()).isZero();
+            });
+        }
+
+        @Test
+        @DisplayName("kills a command that runs past its timeout, keeps its earlier output, and the sandbox stays usable")
+        void timeout() {
+            requireCapability(DriverCapability.REAL_PROCESSES);
+            Sandbox sandbox = acquire();
+            Duration limit = Duration.ofSeconds(1);
+
+            long t0 = System.nanoTime();
+            ExecResult r = assertTimeoutPreemptively(limit.plus(TIMEOUT_SLACK).plusSeconds(10), () ->
+                    sandbox.exec(ExecRequest.shell("echo started; sleep 300").withTimeout(limit)));
+            long took = millisSince(t0);
+
+            assertThat(r.timedOut()).as("result %s", r).isTrue();
+            assertThat(r.termination()).isEqualTo(ExecResult.Termination.TIMED_OUT);
+            assertThat(r.stdout()).isEqualTo("started\n");
+            assertThat(took).isGreaterThanOrEqualTo(limit.toMillis() - 50)
+                    .isLessThan(limit.plus(TIMEOUT_SLACK).toMillis());
+            assertThat(sandbox.exec("echo", "still here").stdout()).isEqualTo("still here\n");
+        }
+
+        @Test
+        @DisplayName("on timeout, kills the command's children too")
+        void timeoutKillsChildren() {
+            requireCapability(DriverCapability.REAL_PROCESSES, DriverCapability.KILL_PROCESS_GROUP);
+            Sandbox sandbox = acquire();
+            Duration limit = Duration.ofSeconds(1);
+
+            long t0 = System.nanoTime();
+            ExecResult r = assertTimeoutPreemptively(limit.plus(TIMEOUT_SLACK).plusSeconds(10), () ->
+                    sandbox.exec(ExecRequest.shell("sleep 300 & sleep 300").withTimeout(limit)));
+            long took = millisSince(t0);
+
+            assertThat(r.timedOut()).as("result %s", r).isTrue();
+            assertThat(took).isLessThan(limit.plus(TIMEOUT_SLACK).toMillis());
+            // The kill may take a moment to land: look for survivors for up to three seconds.
+            String ps = "";
+            for (int i = 0; i < 30; i++) {
+                ps = sandbox.exec("ps").stdout();
+                if (!ps.contains("sleep 300")) {
+                    break;
+                }
+                sleep(100);
+            }
+            assertThat(ps).as("processes left after the timeout").doesNotContain("sleep 300");
+            assertThat(sandbox.exec("true").isSuccess()).isTrue();
+        }
+
+        @Test
+        @DisplayName("caps each stream at its limit and marks it truncated only when it was longer")
+        void outputCaps() {
+            requireCapability(DriverCapability.REAL_PROCESSES);
+            Sandbox sandbox = acquire();
+            List<String> command = List.of("/bin/sh", "-c", "head -c 5000 /dev/zero; yes b | head -c 3000 >&2");
+
+            ExecResult capped = sandbox.exec(new ExecRequest(command, Map.of(), null, null, null, 1000, 2000, null));
+            ExecResult exact = sandbox.exec(new ExecRequest(command, Map.of(), null, null, null, 5000, 3000, null));
+            ExecResult zero = sandbox.exec(new ExecRequest(command, Map.of(), null, null, null, 0, 0, null));
+
+            assertThat(capped.stdoutBytes()).hasSize(1000).containsOnly((byte) 0);
+            assertThat(capped.stdoutTruncated()).isTrue();
+            assertThat(capped.stderr()).hasSize(2000).startsWith("b\nb\n");
+            assertThat(capped.stderrTruncated()).isTrue();
+            assertThat(capped.exitCode()).isZero();
+
+            assertThat(exact.stdoutBytes()).hasSize(5000);
+            assertThat(exact.stderr()).hasSize(3000);
+            assertThat(exact.stdoutTruncated()).isFalse();
+            assertThat(exact.stderrTruncated()).isFalse();
+
+            assertThat(zero.stdoutBytes()).isEmpty();
+            assertThat(zero.stderrBytes()).isEmpty();
+            assertThat(zero.stdoutTruncated()).isTrue();
+            assertThat(zero.stderrTruncated()).isTrue();
+        }
+
+        @Test
+        @DisplayName("streams a 50 MiB output to the listener, one call at a time, while the result stays capped")
+        void largeOutputStreams() {
+            requireCapability(DriverCapability.REAL_PROCESSES, DriverCapability.STREAMING);
+            Sandbox sandbox = acquire();
+            long size = 50L * 1024 * 1024;
+            AtomicLong stdout = new AtomicLong();
+            AtomicLong nonZero = new AtomicLong();
+            AtomicInteger inside = new AtomicInteger();
+            AtomicInteger overlaps = new AtomicInteger();
+
+            ExecResult r = assertTimeoutPreemptively(Duration.ofSeconds(60), () -> sandbox.exec(
+                    ExecRequest.of("head", "-c", String.valueOf(size), "/dev/zero").withTimeout(Duration.ofSeconds(50))
+                            .withListener((stream, bytes, offset, length) -> {
+                                if (inside.incrementAndGet() != 1) {
+                                    overlaps.incrementAndGet();
+                                }
+                                if (stream == ExecStream.STDOUT) {
+                                    stdout.addAndGet(length);
+                                    for (int i = offset; i < offset + length; i++) {
+                                        if (bytes[i] != 0) {
+                                            nonZero.incrementAndGet();
+                                        }
+                                    }
+                                }
+                                inside.decrementAndGet();
+                            })));
+
+            assertThat(r.exitCode()).isZero();
+            assertThat(stdout.get()).as("bytes seen by the listener").isEqualTo(size);
+            assertThat(nonZero.get()).isZero();
+            assertThat(overlaps.get()).as("concurrent listener calls").isZero();
+            assertThat(r.stdoutBytes()).hasSize(ExecRequest.DEFAULT_OUTPUT_LIMIT);
+            assertThat(r.stdoutTruncated()).isTrue();
+        }
+
+        @Test
+        @DisplayName("delivers output to the listener while the command is still running")
+        void streamsWhileRunning() {
+            requireCapability(DriverCapability.REAL_PROCESSES, DriverCapability.STREAMING);
+            Sandbox sandbox = acquire();
+            AtomicLong firstChunkAt = new AtomicLong();
+            ByteArrayOutputStream seen = new ByteArrayOutputStream();
+
+            ExecResult r = sandbox.exec(ExecRequest.shell("echo first; sleep 1; echo second")
+                    .withTimeout(Duration.ofSeconds(20))
+                    .withListener((stream, bytes, offset, length) -> {
+                        firstChunkAt.compareAndSet(0, System.nanoTime());
+                        synchronized (seen) {
+                            seen.write(bytes, offset, length);
+                        }
+                    }));
+            long returnedAt = System.nanoTime();
+
+            assertThat(r.stdout()).isEqualTo("first\nsecond\n");
+            synchronized (seen) {
+                assertThat(seen.toString(StandardCharsets.UTF_8)).isEqualTo("first\nsecond\n");
+            }
+            assertThat((returnedAt - firstChunkAt.get()) / 1_000_000)
+                    .as("ms between the first chunk and the end of the exec").isGreaterThanOrEqualTo(500);
+        }
+
+        @Test
+        @DisplayName("returns every byte value unchanged")
+        void binaryOutput() {
+            requireCapability(DriverCapability.REAL_PROCESSES);
+            StringBuilder format = new StringBuilder();
+            byte[] expected = new byte[256];
+            for (int i = 0; i < 256; i++) {
+                format.append(String.format("\\%03o", i));
+                expected[i] = (byte) i;
+            }
+
+            ExecResult r = acquire().exec(ExecRequest.of("/bin/sh", "-c", "printf \"$1\"; printf \"$1\" >&2", "sh",
+                    format.toString()));
+
+            assertThat(r.stdoutBytes()).isEqualTo(expected);
+            assertThat(r.stderrBytes()).isEqualTo(expected);
+        }
+
+        @Test
+        @DisplayName("returns UTF-8 text unchanged, also across chunk boundaries")
+        void utf8Output() {
+            requireCapability(DriverCapability.REAL_PROCESSES);
+            String text = "héllo wörld ✓ 日本語 🙂";
+            Sandbox sandbox = acquire();
+
+            ExecResult small = sandbox.exec("printf", "%s", text);
+            ExecResult large = sandbox.exec(ExecRequest.of("/bin/sh", "-c",
+                    "i=0; while [ $i -lt 3000 ]; do printf '%s' \"$1\"; i=$((i+1)); done", "sh", text));
+
+            assertThat(small.stdout()).isEqualTo(text);
+            assertThat(large.stdout()).isEqualTo(text.repeat(3000));
+        }
+
+        @Test
+        @DisplayName("reports a missing program as exit code 126 or 127, not as an exception")
+        void missingBinary() {
+            requireCapability(DriverCapability.REAL_PROCESSES);
+            Sandbox sandbox = acquire();
+
+            ExecResult absolute = sandbox.exec("/no/such/program", "arg");
+            ExecResult onPath = sandbox.exec("no-such-program-tck");
+
+            assertThat(absolute.exitCode()).isIn(126, 127);
+            assertThat(onPath.exitCode()).isIn(126, 127);
+            assertThat(sandbox.exec("true").isSuccess()).isTrue();
+        }
+    }
+
+    // ------------------------------------------------------------------ workdir
+
+    @Nested
+    @DisplayName("workdir")
+    class Workdir {
+        @Test
+        @DisplayName("files survive an idle reap: the next exec resumes in a new sandbox on the same workdir")
+        void survivesReap() {
+            Sandbox sandbox = acquire();
+            String first = sandbox.info().sandboxId();
+            writeFile(sandbox, "note.txt", "written before the reap");
+
+            scheduler.advance(TTL.plus(REAPER_INTERVAL));
+
+            assertThat(sandbox.info().state()).isEqualTo(SessionState.SUSPENDED);
+            assertThat(ids(Map.of(SandboxLabels.SESSION, sandbox.sessionId()))).as("sandboxes after the reap").isEmpty();
+            assertThat(readFile(sandbox, "note.txt")).isEqualTo("written before the reap");
+            String second = sandbox.info().sandboxId();
+            assertThat(second).isNotNull().isNotEqualTo(first);
+            assertThat(ids(Map.of(SandboxLabels.SESSION, sandbox.sessionId()))).containsExactly(second);
+        }
+
+        @Test
+        @DisplayName("files survive a replacement caused by a changed spec")
+        void survivesSpecChange() {
+            String session = newSessionId("tck-respec");
+            Sandbox before = manager.acquire(session, spec());
+            String first = before.info().sandboxId();
+            writeFile(before, "note.txt", "kept");
+
+            Sandbox after = manager.acquire(session, spec().toBuilder().label("tck.revision", "2").build());
+
+            assertThat(after.info().sandboxId()).isNotEqualTo(first);
+            assertThat(ids(Map.of(SandboxLabels.SESSION, session))).containsExactly(after.info().sandboxId());
+            assertThat(readFile(after, "note.txt")).isEqualTo("kept");
+        }
+
+        @Test
+        @DisplayName("the workdir is a host directory holding what the sandbox wrote")
+        void hostWorkspace() throws IOException {
+            requireCapability(DriverCapability.HOST_WORKSPACE);
+            Sandbox sandbox = acquire();
+            writeFile(sandbox, "from-inside.txt", "visible on the host");
+
+            Path dir = Path.of(sandbox.info().workspace());
+            assertThat(dir.toAbsolutePath().normalize()).startsWith(workspaceRoot);
+            assertThat(Files.readString(dir.resolve("from-inside.txt"))).isEqualTo("visible on the host");
+        }
+
+        @Test
+        @DisplayName("another session does not see the first one's files")
+        void sessionsAreIsolated() {
+            Sandbox one = acquire();
+            writeFile(one, "private.txt", "one's");
+
+            Sandbox two = acquire();
+
+            assertThat(two.exec(readFileRequest("private.txt")).exitCode()).isNotZero();
+            if (capabilities.contains(DriverCapability.REAL_PROCESSES)) {
+                ExecResult listing = two.exec("ls", "-A", SandboxSpec.WORKSPACE);
+                assertThat(listing.exitCode()).isZero();
+                assertThat(listing.stdout()).as("a new session's workdir").isEmpty();
+            }
+        }
+
+        @Test
+        @DisplayName("a session id acquired again after destroy starts with an empty workdir")
+        void destroyEmptiesWorkdir() {
+            String session = newSessionId("tck-reuse");
+            Sandbox old = manager.acquire(session, spec());
+            writeFile(old, "old.txt", "from the first incarnation");
+
+            old.destroy();
+            clock.advance(Duration.ofSeconds(1)); // a new incarnation has a later creation instant
+            Sandbox fresh = manager.acquire(session, spec());
+
+            assertThat(fresh.exec(readFileRequest("old.txt")).exitCode()).isNotZero();
+        }
+    }
+
+    // ------------------------------------------------------------------ labels
+
+    @Nested
+    @DisplayName("labels and ownership")
+    class Labels {
+        @Test
+        @DisplayName("the sandbox carries the managed, session and owner labels with the manager's instance id")
+        void managedSessionOwner() {
+            Sandbox sandbox = acquire();
+
+            assertThat(driver.list(Map.of(SandboxLabels.SESSION, sandbox.sessionId()))).singleElement()
+                    .satisfies(d -> {
+                        assertThat(d.id()).isEqualTo(sandbox.info().sandboxId());
+                        assertThat(d.labels()).containsEntry(SandboxLabels.MANAGED, "true")
+                                .containsEntry(SandboxLabels.SESSION, sandbox.sessionId())
+                                .containsEntry(SandboxLabels.OWNER, manager.instanceId());
+                        assertThat(d.sessionId()).isEqualTo(sandbox.sessionId());
+                        assertThat(d.owner()).isEqualTo(manager.instanceId());
+                    });
+            assertThat(sandbox.info().owner()).isEqualTo(manager.instanceId());
+        }
+
+        @Test
+        @DisplayName("a session id with every allowed punctuation character works and is the exact session label")
+        void punctuationInSessionId() {
+            assertExactSessionLabel(newSessionId("Tck:user@example.com+a=b_c.d"));
+        }
+
+        @Test
+        @DisplayName("a 128-character session id works and is the exact session label")
+        void longestSessionId() {
+            String longest = "L" + "x".repeat(119) + UUID.randomUUID().toString().substring(0, 8);
+            sessions.add(longest);
+            assertExactSessionLabel(longest);
+        }
+
+        private void assertExactSessionLabel(String id) {
+            String sandboxId = manager.acquire(id, spec()).info().sandboxId();
+            assertThat(driver.list(Map.of(SandboxLabels.SESSION, id))).as("listed by session %s", id)
+                    .singleElement().satisfies(d -> {
+                        assertThat(d.id()).isEqualTo(sandboxId);
+                        assertThat(d.sessionId()).isEqualTo(id);
+                    });
+        }
+
+        @Test
+        @DisplayName("the spec's extra labels are on the sandbox too")
+        void specLabels() {
+            String session = newSessionId("tck-speclabels");
+            manager.acquire(session, spec().toBuilder().label("tck.purpose", "conformance").build());
+
+            assertThat(driver.list(Map.of(SandboxLabels.SESSION, session))).singleElement()
+                    .satisfies(d -> assertThat(d.labels()).containsEntry("tck.purpose", "conformance"));
+            assertThat(ids(Map.of("tck.purpose", "conformance", SandboxLabels.OWNER, context.instanceId())))
+                    .hasSize(1);
+        }
+    }
+
+    // ------------------------------------------------------------------ concurrency
+
+    @Nested
+    @DisplayName("concurrency")
+    class Concurrency {
+        @Test
+        @DisplayName("parallel acquires of one session create exactly one sandbox")
+        void parallelAcquires() throws Exception {
+            String session = newSessionId("tck-race");
+
+            List<String> seen = runConcurrently(8, i -> manager.acquire(session, spec()).info().sandboxId());
+
+            assertThat(new HashSet<>(seen)).hasSize(1);
+            assertThat(ids(Map.of(SandboxLabels.SESSION, session))).containsExactly(seen.get(0));
+        }
+
+        @Test
+        @DisplayName("parallel execs in one sandbox each get their own output and exit code")
+        void parallelExecs() throws Exception {
+            requireCapability(DriverCapability.REAL_PROCESSES);
+            Sandbox sandbox = acquire();
+            String script = "echo \"out-$1\"; echo \"err-$1\" >&2; exit $2";
+
+            List<List<String>> failures = runConcurrently(8, t -> {
+                List<String> wrong = new ArrayList<>();
+                for (int j = 0; j < 5; j++) {
+                    String tag = t + "-" + j;
+                    int code = (t + j) % 4;
+                    ExecResult r = sandbox.exec(ExecRequest.of("/bin/sh", "-c", script, "sh", tag, String.valueOf(code)));
+                    if (!r.stdout().equals("out-" + tag + "\n") || !r.stderr().equals("err-" + tag + "\n")
+                            || r.exitCode() != code) {
+                        wrong.add(tag + " -> " + r + " stdout=" + r.stdout() + " stderr=" + r.stderr());
+                    }
+                }
+                return wrong;
+            });
+
+            assertThat(failures.stream().flatMap(List::stream).toList()).isEmpty();
+        }
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+    }
+}

@@ -1,0 +1,931 @@
+package dev.sandboxkit.testkit.tck;
+
+import dev.sandboxkit.SessionState;
+import dev.sandboxkit.spi.SessionRecord;
+import dev.sandboxkit.spi.SessionStore;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * Conformance kit for {@link SessionStore} implementations: extend it, implement {@link #createStore()},
+ * and every behaviour the lifecycle engine relies on is checked against your store.
+ *
+ * <pre>{@code
+ * class MyStoreTckTest extends SessionStoreTck {
+ *     @Override
+ *     protected SessionStore createStore() {
+ *         return MyStore.connect(testDatabase()); // empty: no sessions
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>What is checked, in {@link Nested} groups: insert and read; an insert of an existing id returns
+ * {@code false} and writes nothing; compare-and-set updates (version + 1, stale versions write nothing,
+ * missing records are not created); deletes by version; every {@link SessionRecord} field, {@code null}s
+ * and attributes round-trip exactly; last activity never moves backwards (update and heartbeat);
+ * {@link SessionStore#findIdleBefore} (only ACTIVE sessions idle before an exclusive cutoff, oldest
+ * first, limited); {@link SessionStore#findByOwner}; {@link SessionStore#heartbeat} (renews the owner's
+ * leases, moves last activity forward only, keeps versions, returns exactly the owned ids, leaves other
+ * owners alone); and writers on many threads that never lose an update.
+ *
+ * <p><b>Instant precision.</b> A store must keep instants to the millisecond at least; it may drop
+ * (truncate, not round) anything finer. The kit compares instants exactly when it writes whole
+ * milliseconds, and for finer input it requires only that the record an {@code update} returns is
+ * exactly the record a later {@code find} returns: the engine compares instants it got back from the
+ * store with instants it reads later.
+ *
+ * <p><b>Isolation.</b> {@link #createStore()} is called before every test and must return a store that
+ * holds no sessions (for a database: a fresh schema, or the tables emptied). {@link #disposeStore} is
+ * called after every test. Tests do not run in parallel with each other.
+ */
+public abstract class SessionStoreTck {
+    /** A whole-millisecond base instant for the records the kit writes. */
+    protected static final Instant T0 = Instant.parse("2026-03-01T12:00:00.123Z");
+    /** The attribute the concurrency tests count in. */
+    private static final String COUNTER = "counter";
+    private static final int THREADS = 8;
+
+    private SessionStore store;
+
+    /**
+     * Creates the store under test. Called once before every test.
+     *
+     * @return an open store that holds no sessions
+     */
+    protected abstract SessionStore createStore();
+
+    /**
+     * Releases a store after a test (drop a schema, delete files). Default: {@link SessionStore#close()}.
+     *
+     * @param used the store {@link #createStore()} returned for the test
+     */
+    protected void disposeStore(SessionStore used) {
+        used.close();
+    }
+
+    /**
+     * The store of the running test.
+     *
+     * @return the store {@link #createStore()} returned for this test
+     */
+    protected final SessionStore store() {
+        return store;
+    }
+
+    @BeforeEach
+    final void openStore() {
+        store = createStore();
+        assertNotNull(store, "createStore() returned null");
+    }
+
+    @AfterEach
+    final void closeStore() {
+        if (store != null) {
+            disposeStore(store);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------ groups
+
+    @Nested
+    @DisplayName("Inserting and reading")
+    class InsertAndFind {
+
+        @Test
+        @DisplayName("a new session reads back exactly as it was inserted")
+        void insertThenFind() {
+            SessionRecord r = record("s-1");
+            assertTrue(store.insert(r), "insert of a new id must return true");
+            assertEquals(Optional.of(r), store.find("s-1"));
+        }
+
+        @Test
+        @DisplayName("an unknown session reads as empty")
+        void findMissing() {
+            assertEquals(Optional.empty(), store.find("nobody"));
+        }
+
+        @Test
+        @DisplayName("inserting an id that exists returns false and changes nothing")
+        void insertExisting() {
+            SessionRecord first = record("s-1");
+            assertTrue(store.insert(first));
+            SessionRecord other = record("s-1").withSandbox(SessionState.SUSPENDED, null, null)
+                    .withOwner("mgr-other", T0.plusSeconds(99)).withAttributes(Map.of("k", "v"));
+            assertFalse(store.insert(other), "insert of an existing id must return false");
+            assertEquals(Optional.of(first), store.find("s-1"));
+        }
+
+        @Test
+        @DisplayName("inserting an id that exists at a later version returns false and keeps the version")
+        void insertExistingAtLaterVersion() {
+            SessionRecord first = record("s-1");
+            store.insert(first);
+            SessionRecord v2 = store.update(first.withAttributes(Map.of("k", "v"))).orElseThrow();
+            assertFalse(store.insert(record("s-1")));
+            assertEquals(Optional.of(v2), store.find("s-1"));
+        }
+
+        @Test
+        @DisplayName("a record whose version is not 1 is rejected and not written")
+        void insertRejectsVersion() {
+            assertThrows(IllegalArgumentException.class, () -> store.insert(record("s-1").withVersion(2)));
+            assertEquals(Optional.empty(), store.find("s-1"));
+        }
+
+        @Test
+        @DisplayName("ids that differ only in case are different sessions")
+        void caseSensitiveIds() {
+            SessionRecord lower = record("chat-a");
+            SessionRecord upper = record("CHAT-A").withAttributes(Map.of("who", "upper"));
+            assertTrue(store.insert(lower));
+            assertTrue(store.insert(upper), "ids are case-sensitive");
+            assertEquals(Optional.of(lower), store.find("chat-a"));
+            assertEquals(Optional.of(upper), store.find("CHAT-A"));
+        }
+
+        @Test
+        @DisplayName("many sessions are kept apart")
+        void manySessions() {
+            List<SessionRecord> all = new ArrayList<>();
+            for (int i = 0; i < 50; i++) {
+                SessionRecord r = record("s-" + i).withAttributes(Map.of("i", Integer.toString(i)))
+                        .withLastActivity(T0.plusMillis(i));
+                all.add(r);
+                assertTrue(store.insert(r));
+            }
+            for (SessionRecord r : all) {
+                assertEquals(Optional.of(r), store.find(r.sessionId()));
+            }
+        }
+    }
+
+    @Nested
+    @DisplayName("Every field round-trips exactly")
+    class RoundTrip {
+
+        @Test
+        @DisplayName("a record with every field set reads back equal, field by field")
+        void everyFieldSet() {
+            SessionRecord r = new SessionRecord("full", "docker", SessionState.ACTIVE, "0123456789abcdef0123",
+                    "/var/lib/sandboxkit/full", "sandboxkit-spec/1\nimage=img%3A1\n", "fp-0123456789", true,
+                    T0, T0.plusMillis(1), T0.plusMillis(2), "mgr-1", T0.plusMillis(30_003), 1,
+                    Map.of("hook.output", "ok", "a", "b"));
+            store.insert(r);
+            SessionRecord read = store.find("full").orElseThrow();
+            assertFieldsEqual(r, read);
+        }
+
+        @Test
+        @DisplayName("nullable fields (sandbox id, started-at, owner, lease) read back as null")
+        void nullsRoundTrip() {
+            SessionRecord r = new SessionRecord("nulls", "kubernetes", SessionState.SUSPENDED, null, "ws", "spec",
+                    "fp", false, T0, T0, null, null, null, 1, Map.of());
+            store.insert(r);
+            SessionRecord read = store.find("nulls").orElseThrow();
+            assertFieldsEqual(r, read);
+            assertEquals(null, read.sandboxId());
+            assertEquals(null, read.sandboxStartedAt());
+            assertEquals(null, read.owner());
+            assertEquals(null, read.leaseExpiry());
+            assertEquals(Map.of(), read.attributes());
+        }
+
+        @Test
+        @DisplayName("every lifecycle state reads back as written")
+        void everyState() {
+            for (SessionState state : SessionState.values()) {
+                SessionRecord r = record("state-" + state).withSandbox(state, null, null);
+                store.insert(r);
+                assertEquals(state, store.find(r.sessionId()).orElseThrow().state());
+            }
+        }
+
+        @Test
+        @DisplayName("attributes with separators, escapes, blanks and non-ASCII text round-trip exactly")
+        void awkwardAttributes() {
+            Map<String, String> attrs = new HashMap<>();
+            attrs.put("plain", "value");
+            attrs.put("empty", "");
+            attrs.put("k=v&x", "a=b&c=d");
+            attrs.put("percent%25", "100% %41 +plus+ space here");
+            attrs.put("lines", "one\ntwo\r\nthree\ttab");
+            attrs.put("quotes", "'single' \"double\" `back` \\ backslash ; semicolon , comma");
+            attrs.put("json", "{\"a\":[1,2,{\"b\":null}]}");
+            attrs.put("unicode-\u00e9\u4e2d", "\u00fcml\u00e4ut \u6f22\u5b57 \uD83D\uDE80 nul\u0000byte");
+            attrs.put(" leading and trailing ", "  ");
+            for (int i = 0; i < 40; i++) {
+                attrs.put("bulk." + i, "v" + i);
+            }
+            SessionRecord r = record("attrs").withAttributes(attrs);
+            store.insert(r);
+            assertEquals(attrs, store.find("attrs").orElseThrow().attributes());
+            SessionRecord updated = store.update(store.find("attrs").orElseThrow()
+                    .withAttributes(Map.of("=", "&", "&", "="))).orElseThrow();
+            assertEquals(Map.of("=", "&", "&", "="), updated.attributes());
+            assertEquals(Optional.of(updated), store.find("attrs"));
+        }
+
+        @Test
+        @DisplayName("a large spec with non-ASCII text and odd workspace paths round-trip exactly")
+        void largeSpec() {
+            StringBuilder spec = new StringBuilder("sandboxkit-spec/1\n");
+            while (spec.length() < 64 * 1024) {
+                spec.append("env.K").append(spec.length()).append("=caf\u00e9%20\u4e2d\u6587 'x' \"y\"\n");
+            }
+            SessionRecord r = new SessionRecord("big", "docker", SessionState.ACTIVE, "c".repeat(64),
+                    "/srv/work spaces/\u00e9t\u00e9/big", spec.toString(), "f".repeat(64), false, T0, T0, T0,
+                    "m".repeat(63), T0, 1, Map.of("hook.output", "x".repeat(4000)));
+            store.insert(r);
+            assertFieldsEqual(r, store.find("big").orElseThrow());
+        }
+
+        @Test
+        @DisplayName("instants keep millisecond precision, from the epoch to far in the future")
+        void instantsToTheMillisecond() {
+            Instant[] instants = {Instant.EPOCH, Instant.ofEpochMilli(1), T0, T0.plusMillis(999),
+                    Instant.parse("2099-12-31T23:59:59.999Z"), Instant.parse("2999-01-01T00:00:00.001Z")};
+            for (int i = 0; i < instants.length; i++) {
+                Instant t = instants[i];
+                SessionRecord r = new SessionRecord("t-" + i, "docker", SessionState.ACTIVE, "sbx", "ws", "spec",
+                        "fp", false, t, t, t, "mgr", t, 1, Map.of());
+                store.insert(r);
+                assertFieldsEqual(r, store.find(r.sessionId()).orElseThrow());
+            }
+        }
+
+        @Test
+        @DisplayName("what a write returns is exactly what a later read returns, even for sub-millisecond input")
+        void subMillisecondInput() {
+            Instant fine = T0.plusNanos(456_789);
+            SessionRecord r = new SessionRecord("fine", "docker", SessionState.SUSPENDED, null, "ws", "spec", "fp",
+                    false, fine, fine, null, "mgr", fine.plusNanos(1), 1, Map.of());
+            store.insert(r);
+            SessionRecord read = store.find("fine").orElseThrow();
+            for (Instant stored : List.of(read.createdAt(), read.lastActivity(), read.leaseExpiry())) {
+                assertEquals(T0.truncatedTo(ChronoUnit.MILLIS), stored.truncatedTo(ChronoUnit.MILLIS),
+                        "at least millisecond precision");
+                assertFalse(stored.isAfter(fine.plusNanos(1)), "sub-millisecond parts may be dropped, not rounded up");
+            }
+            Instant later = fine.plusNanos(1_234_567);
+            SessionRecord written = store.update(read.withSandbox(SessionState.ACTIVE, "sbx", later)
+                    .withLastActivity(later).withOwner("mgr", later)).orElseThrow();
+            assertEquals(Optional.of(written), store.find("fine"),
+                    "update must return the record as stored (the engine compares it with later reads)");
+        }
+    }
+
+    @Nested
+    @DisplayName("Compare-and-set updates")
+    class Updates {
+
+        @Test
+        @DisplayName("each update increments the version by exactly one and returns what is stored")
+        void versionsIncrementByOne() {
+            SessionRecord r = record("s");
+            store.insert(r);
+            SessionRecord current = r;
+            for (int expected = 2; expected <= 5; expected++) {
+                SessionRecord next = current.withAttributes(Map.of("step", Integer.toString(expected)));
+                SessionRecord written = store.update(next).orElseThrow(() -> new AssertionError("update failed"));
+                assertEquals(expected, written.version());
+                assertEquals(next.withVersion(expected), written);
+                assertEquals(Optional.of(written), store.find("s"));
+                current = written;
+            }
+        }
+
+        @Test
+        @DisplayName("an update with a stale version returns empty and writes nothing")
+        void staleVersion() {
+            SessionRecord v1 = record("s");
+            store.insert(v1);
+            SessionRecord v2 = store.update(v1.withAttributes(Map.of("writer", "first"))).orElseThrow();
+            Optional<SessionRecord> lost = store.update(v1.withSandbox(SessionState.DESTROYED, null, null)
+                    .withAttributes(Map.of("writer", "second")).withLastActivity(T0.plusSeconds(60)));
+            assertEquals(Optional.empty(), lost, "a stale version must not win");
+            assertEquals(Optional.of(v2), store.find("s"), "a lost compare-and-set must write nothing");
+        }
+
+        @Test
+        @DisplayName("an update with a version from the future returns empty and writes nothing")
+        void futureVersion() {
+            SessionRecord v1 = record("s");
+            store.insert(v1);
+            assertEquals(Optional.empty(), store.update(v1.withVersion(7).withAttributes(Map.of("k", "v"))));
+            assertEquals(Optional.of(v1), store.find("s"));
+        }
+
+        @Test
+        @DisplayName("an update of a missing session returns empty and creates nothing")
+        void missingRecord() {
+            assertEquals(Optional.empty(), store.update(record("ghost")));
+            assertEquals(Optional.empty(), store.find("ghost"));
+        }
+
+        @Test
+        @DisplayName("an update can change every field and clear every nullable one")
+        void changesEveryField() {
+            SessionRecord v1 = new SessionRecord("s", "docker", SessionState.ACTIVE, "sbx-1", "ws-1", "spec-1",
+                    "fp-1", false, T0, T0, T0, "mgr-1", T0.plusSeconds(30), 1, Map.of("a", "1"));
+            store.insert(v1);
+            SessionRecord changed = new SessionRecord("s", "kubernetes", SessionState.SUSPENDED, "sbx-2", "ws-2",
+                    "spec-2", "fp-2", true, T0.plusSeconds(1), T0.plusSeconds(2), T0.plusSeconds(3), "mgr-2",
+                    T0.plusSeconds(4), 1, Map.of("b", "2"));
+            SessionRecord v2 = store.update(changed).orElseThrow();
+            assertFieldsEqual(changed.withVersion(2), v2);
+            assertEquals(Optional.of(v2), store.find("s"));
+
+            SessionRecord cleared = new SessionRecord("s", "kubernetes", SessionState.DESTROYED, null, "ws-2",
+                    "spec-2", "fp-2", true, T0.plusSeconds(1), T0.plusSeconds(2), null, null, null, 2, Map.of());
+            SessionRecord v3 = store.update(cleared).orElseThrow();
+            assertFieldsEqual(cleared.withVersion(3), v3);
+            assertEquals(Optional.of(v3), store.find("s"));
+        }
+
+        @Test
+        @DisplayName("last activity moves forward on update")
+        void lastActivityForward() {
+            SessionRecord v1 = record("s");
+            store.insert(v1);
+            SessionRecord v2 = store.update(v1.withLastActivity(T0.plusSeconds(10))).orElseThrow();
+            assertEquals(T0.plusSeconds(10), v2.lastActivity());
+            assertEquals(T0.plusSeconds(10), store.find("s").orElseThrow().lastActivity());
+        }
+
+        @Test
+        @DisplayName("last activity never moves backwards on update, but the rest of the update is written")
+        void lastActivityNeverBackwards() {
+            SessionRecord v1 = record("s").withLastActivity(T0.plusSeconds(10));
+            store.insert(v1);
+            SessionRecord older = v1.withLastActivity(T0).withSandbox(SessionState.SUSPENDED, null, null);
+            SessionRecord v2 = store.update(older).orElseThrow();
+            assertEquals(T0.plusSeconds(10), v2.lastActivity(), "the returned record keeps the newer activity");
+            assertEquals(SessionState.SUSPENDED, v2.state());
+            assertEquals(2, v2.version());
+            assertEquals(Optional.of(v2), store.find("s"));
+        }
+
+        @Test
+        @DisplayName("updating one session leaves the others untouched")
+        void othersUntouched() {
+            SessionRecord a = record("a");
+            SessionRecord b = record("b");
+            store.insert(a);
+            store.insert(b);
+            store.update(a.withSandbox(SessionState.SUSPENDED, null, null)).orElseThrow();
+            assertEquals(Optional.of(b), store.find("b"));
+        }
+    }
+
+    @Nested
+    @DisplayName("Deleting")
+    class Deletes {
+
+        @Test
+        @DisplayName("a delete at the current version removes the session")
+        void deleteCurrent() {
+            SessionRecord v1 = record("s");
+            store.insert(v1);
+            SessionRecord v2 = store.update(v1.withAttributes(Map.of("k", "v"))).orElseThrow();
+            assertTrue(store.delete("s", v2.version()));
+            assertEquals(Optional.empty(), store.find("s"));
+            assertFalse(store.delete("s", v2.version()), "a second delete finds nothing");
+        }
+
+        @Test
+        @DisplayName("a delete at a stale version returns false and keeps the session")
+        void deleteStale() {
+            SessionRecord v1 = record("s");
+            store.insert(v1);
+            SessionRecord v2 = store.update(v1.withAttributes(Map.of("k", "v"))).orElseThrow();
+            assertFalse(store.delete("s", 1));
+            assertFalse(store.delete("s", 3));
+            assertEquals(Optional.of(v2), store.find("s"));
+        }
+
+        @Test
+        @DisplayName("a delete of an unknown session returns false")
+        void deleteMissing() {
+            assertFalse(store.delete("ghost", 1));
+        }
+
+        @Test
+        @DisplayName("a deleted id can be inserted again, starting at version 1")
+        void reinsertAfterDelete() {
+            SessionRecord v1 = record("s");
+            store.insert(v1);
+            assertTrue(store.delete("s", 1));
+            SessionRecord again = record("s").withAttributes(Map.of("incarnation", "2"));
+            assertTrue(store.insert(again));
+            assertEquals(Optional.of(again), store.find("s"));
+        }
+
+        @Test
+        @DisplayName("deleting one session leaves the others untouched")
+        void othersUntouched() {
+            store.insert(record("a"));
+            SessionRecord b = record("b");
+            store.insert(b);
+            assertTrue(store.delete("a", 1));
+            assertEquals(Optional.of(b), store.find("b"));
+        }
+    }
+
+    @Nested
+    @DisplayName("Finding idle sessions")
+    class FindIdle {
+
+        private SessionRecord insertAt(String id, SessionState state, Instant lastActivity) {
+            SessionRecord r = record(id).withSandbox(state, state == SessionState.ACTIVE ? "sbx-" + id : null,
+                    state == SessionState.ACTIVE ? T0 : null).withLastActivity(lastActivity);
+            assertTrue(store.insert(r));
+            return r;
+        }
+
+        @Test
+        @DisplayName("returns only ACTIVE sessions idle before the cutoff, oldest activity first")
+        void onlyActiveOldestFirst() {
+            SessionRecord a = insertAt("a", SessionState.ACTIVE, T0.plusSeconds(3));
+            SessionRecord b = insertAt("b", SessionState.ACTIVE, T0.plusSeconds(1));
+            SessionRecord c = insertAt("c", SessionState.ACTIVE, T0.plusSeconds(2));
+            insertAt("suspended", SessionState.SUSPENDED, T0);
+            insertAt("destroyed", SessionState.DESTROYED, T0);
+            insertAt("recent", SessionState.ACTIVE, T0.plusSeconds(60));
+
+            assertEquals(List.of(b, c, a), store.findIdleBefore(T0.plusSeconds(10), 100));
+        }
+
+        @Test
+        @DisplayName("the cutoff is exclusive")
+        void cutoffExclusive() {
+            SessionRecord before = insertAt("before", SessionState.ACTIVE, T0.minusMillis(1));
+            insertAt("at", SessionState.ACTIVE, T0);
+            insertAt("after", SessionState.ACTIVE, T0.plusMillis(1));
+            assertEquals(List.of(before), store.findIdleBefore(T0, 100));
+        }
+
+        @Test
+        @DisplayName("honours the limit, keeping the oldest")
+        void limit() {
+            List<SessionRecord> inserted = new ArrayList<>();
+            for (int i = 9; i >= 0; i--) {
+                inserted.add(0, insertAt("s-" + i, SessionState.ACTIVE, T0.plusSeconds(i)));
+            }
+            assertEquals(inserted.subList(0, 3), store.findIdleBefore(T0.plusSeconds(100), 3));
+            assertEquals(inserted.subList(0, 1), store.findIdleBefore(T0.plusSeconds(100), 1));
+            assertEquals(inserted, store.findIdleBefore(T0.plusSeconds(100), 10));
+            assertEquals(inserted, store.findIdleBefore(T0.plusSeconds(100), 1000));
+        }
+
+        @Test
+        @DisplayName("returns nothing when no session is idle, or there are none")
+        void nothingIdle() {
+            assertEquals(List.of(), store.findIdleBefore(T0.plusSeconds(100), 10));
+            insertAt("busy", SessionState.ACTIVE, T0.plusSeconds(200));
+            assertEquals(List.of(), store.findIdleBefore(T0.plusSeconds(100), 10));
+        }
+
+        @Test
+        @DisplayName("sees activity written by updates and heartbeats")
+        void seesNewActivity() {
+            SessionRecord a = insertAt("a", SessionState.ACTIVE, T0);
+            SessionRecord b = insertAt("b", SessionState.ACTIVE, T0);
+            store.update(a.withLastActivity(T0.plusSeconds(50))).orElseThrow();
+            store.heartbeat(b.owner(), Map.of("b", T0.plusSeconds(50)), T0.plusSeconds(80));
+            assertEquals(List.of(), store.findIdleBefore(T0.plusSeconds(50), 10));
+            assertEquals(Set.of("a", "b"), ids(store.findIdleBefore(T0.plusSeconds(51), 10)));
+        }
+    }
+
+    @Nested
+    @DisplayName("Finding sessions by owner")
+    class FindByOwner {
+
+        @Test
+        @DisplayName("returns exactly the owner's sessions, in any state")
+        void exactlyTheOwners() {
+            SessionRecord a = record("a").withOwner("mgr-1", T0);
+            SessionRecord b = record("b").withOwner("mgr-1", T0).withSandbox(SessionState.SUSPENDED, null, null);
+            SessionRecord c = record("c").withOwner("mgr-2", T0);
+            SessionRecord d = record("d").withOwner(null, null);
+            for (SessionRecord r : List.of(a, b, c, d)) {
+                store.insert(r);
+            }
+            assertEquals(Set.of(a, b), new HashSet<>(store.findByOwner("mgr-1")));
+            assertEquals(List.of(c), store.findByOwner("mgr-2"));
+            assertEquals(List.of(), store.findByOwner("mgr-3"));
+        }
+
+        @Test
+        @DisplayName("follows ownership changes made by updates")
+        void followsUpdates() {
+            SessionRecord a = record("a").withOwner("mgr-1", T0);
+            store.insert(a);
+            SessionRecord moved = store.update(a.withOwner("mgr-2", T0.plusSeconds(30))).orElseThrow();
+            assertEquals(List.of(), store.findByOwner("mgr-1"));
+            assertEquals(List.of(moved), store.findByOwner("mgr-2"));
+        }
+
+        @Test
+        @DisplayName("owner names are compared exactly")
+        void exactNames() {
+            store.insert(record("a").withOwner("mgr-1", T0));
+            assertEquals(List.of(), store.findByOwner("MGR-1"));
+            assertEquals(List.of(), store.findByOwner("mgr-"));
+            assertEquals(List.of(), store.findByOwner("mgr-1 "));
+        }
+    }
+
+    @Nested
+    @DisplayName("Heartbeats")
+    class Heartbeats {
+
+        @Test
+        @DisplayName("renew the lease of every session the owner owns and return exactly their ids")
+        void renewsEveryLease() {
+            store.insert(record("a").withOwner("mgr-1", T0));
+            store.insert(record("b").withOwner("mgr-1", T0.plusSeconds(5)).withSandbox(SessionState.SUSPENDED, null, null));
+            store.insert(record("c").withOwner("mgr-2", T0));
+            Instant lease = T0.plusSeconds(300);
+
+            List<String> owned = store.heartbeat("mgr-1", Map.of(), lease);
+
+            assertEquals(Set.of("a", "b"), new HashSet<>(owned));
+            assertEquals(2, owned.size(), "each owned id once");
+            assertEquals(lease, store.find("a").orElseThrow().leaseExpiry());
+            assertEquals(lease, store.find("b").orElseThrow().leaseExpiry());
+            assertEquals(T0, store.find("c").orElseThrow().leaseExpiry());
+        }
+
+        @Test
+        @DisplayName("move last activity forward only, and only for the sessions named")
+        void activityForwardOnly() {
+            store.insert(record("fwd").withOwner("mgr-1", T0).withLastActivity(T0.plusSeconds(10)));
+            store.insert(record("back").withOwner("mgr-1", T0).withLastActivity(T0.plusSeconds(10)));
+            store.insert(record("unnamed").withOwner("mgr-1", T0).withLastActivity(T0.plusSeconds(10)));
+
+            store.heartbeat("mgr-1", Map.of("fwd", T0.plusSeconds(20), "back", T0.plusSeconds(5)),
+                    T0.plusSeconds(60));
+
+            assertEquals(T0.plusSeconds(20), store.find("fwd").orElseThrow().lastActivity());
+            assertEquals(T0.plusSeconds(10), store.find("back").orElseThrow().lastActivity());
+            assertEquals(T0.plusSeconds(10), store.find("unnamed").orElseThrow().lastActivity());
+        }
+
+        @Test
+        @DisplayName("do not change versions, so a writer's compare-and-set still succeeds afterwards")
+        void keepVersions() {
+            SessionRecord v1 = record("a").withOwner("mgr-1", T0);
+            store.insert(v1);
+            SessionRecord v2 = store.update(v1.withAttributes(Map.of("k", "v"))).orElseThrow();
+
+            store.heartbeat("mgr-1", Map.of("a", T0.plusSeconds(20)), T0.plusSeconds(60));
+
+            SessionRecord after = store.find("a").orElseThrow();
+            assertEquals(2, after.version());
+            assertEquals(v2.withOwner("mgr-1", T0.plusSeconds(60)).withLastActivity(T0.plusSeconds(20)), after);
+            SessionRecord v3 = store.update(v2.withAttributes(Map.of("k", "w"))).orElseThrow();
+            assertEquals(3, v3.version());
+            assertEquals(T0.plusSeconds(20), v3.lastActivity(), "the heartbeat's activity is kept by the update");
+        }
+
+        @Test
+        @DisplayName("do not touch other owners' sessions, even when they are named")
+        void otherOwnersUntouched() {
+            SessionRecord theirs = record("theirs").withOwner("mgr-2", T0);
+            SessionRecord nobodys = record("nobodys").withOwner(null, null);
+            SessionRecord mine = record("mine").withOwner("mgr-1", T0);
+            store.insert(theirs);
+            store.insert(nobodys);
+            store.insert(mine);
+
+            List<String> owned = store.heartbeat("mgr-1", Map.of("theirs", T0.plusSeconds(99),
+                    "nobodys", T0.plusSeconds(99), "mine", T0.plusSeconds(99), "ghost", T0.plusSeconds(99)),
+                    T0.plusSeconds(120));
+
+            assertEquals(List.of("mine"), owned);
+            assertEquals(Optional.of(theirs), store.find("theirs"));
+            assertEquals(Optional.of(nobodys), store.find("nobodys"));
+            assertEquals(Optional.empty(), store.find("ghost"), "a heartbeat never creates sessions");
+        }
+
+        @Test
+        @DisplayName("for an owner without sessions return an empty list and change nothing")
+        void ownerWithoutSessions() {
+            SessionRecord r = record("a").withOwner("mgr-1", T0);
+            store.insert(r);
+            assertEquals(List.of(), store.heartbeat("mgr-9", Map.of("a", T0.plusSeconds(9)), T0.plusSeconds(9)));
+            assertEquals(Optional.of(r), store.find("a"));
+        }
+
+        @Test
+        @DisplayName("stop returning a session once another owner has taken it over")
+        void afterTakeover() {
+            SessionRecord r = record("a").withOwner("mgr-1", T0);
+            store.insert(r);
+            assertEquals(List.of("a"), store.heartbeat("mgr-1", Map.of(), T0.plusSeconds(30)));
+            SessionRecord current = store.find("a").orElseThrow();
+            store.update(current.withOwner("mgr-2", T0.plusSeconds(60))).orElseThrow();
+            assertEquals(List.of(), store.heartbeat("mgr-1", Map.of("a", T0.plusSeconds(40)), T0.plusSeconds(90)));
+            SessionRecord after = store.find("a").orElseThrow();
+            assertEquals("mgr-2", after.owner());
+            assertEquals(T0.plusSeconds(60), after.leaseExpiry());
+            assertEquals(T0, after.lastActivity());
+        }
+
+        @Test
+        @DisplayName("handle many sessions in one call")
+        void manySessions() {
+            Map<String, Instant> activity = new HashMap<>();
+            for (int i = 0; i < 200; i++) {
+                store.insert(record("s-" + i).withOwner("mgr-1", T0));
+                if (i % 2 == 0) {
+                    activity.put("s-" + i, T0.plusMillis(1000 + i));
+                }
+            }
+            List<String> owned = store.heartbeat("mgr-1", activity, T0.plusSeconds(30));
+            assertEquals(200, new HashSet<>(owned).size());
+            for (int i = 0; i < 200; i++) {
+                SessionRecord r = store.find("s-" + i).orElseThrow();
+                assertEquals(i % 2 == 0 ? T0.plusMillis(1000 + i) : T0, r.lastActivity(), r.sessionId());
+                assertEquals(T0.plusSeconds(30), r.leaseExpiry());
+                assertEquals(1, r.version());
+            }
+        }
+    }
+
+    @Nested
+    @DisplayName("Concurrent writers")
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    class Concurrency {
+
+        @Test
+        @DisplayName("read-modify-write loops on one session from many threads lose no increment")
+        void oneSessionManyThreads() throws Exception {
+            int perThread = 25;
+            store.insert(record("hot").withAttributes(Map.of(COUNTER, "0")));
+            Set<Long> versionsWon = ConcurrentHashMap.newKeySet();
+            AtomicInteger conflicts = new AtomicInteger();
+            runConcurrently(THREADS, thread -> {
+                for (int i = 0; i < perThread; i++) {
+                    versionsWon.add(increment("hot", T0.plusMillis(thread * 1000L + i), conflicts).version());
+                }
+                return null;
+            });
+            SessionRecord end = store.find("hot").orElseThrow();
+            int total = THREADS * perThread;
+            assertEquals(Integer.toString(total), end.attributes().get(COUNTER), "lost increments");
+            assertEquals(1 + total, end.version());
+            Set<Long> expected = new TreeSet<>();
+            for (long v = 2; v <= total + 1; v++) {
+                expected.add(v);
+            }
+            assertEquals(expected, new TreeSet<>(versionsWon), "every version must be won exactly once");
+        }
+
+        @Test
+        @DisplayName("many threads on many sessions lose no update while heartbeats run, and activity only grows")
+        void manySessionsWithHeartbeats() throws Exception {
+            int sessions = 12;
+            int perThread = 30;
+            Map<String, AtomicInteger> won = new ConcurrentHashMap<>();
+            Map<String, AtomicLong> maxActivity = new ConcurrentHashMap<>();
+            for (int s = 0; s < sessions; s++) {
+                String id = "s-" + s;
+                store.insert(record(id).withOwner("mgr-1", T0).withAttributes(Map.of(COUNTER, "0")));
+                won.put(id, new AtomicInteger());
+                maxActivity.put(id, new AtomicLong(T0.toEpochMilli()));
+            }
+            AtomicBoolean writing = new AtomicBoolean(true);
+            AtomicInteger heartbeats = new AtomicInteger();
+            ExecutorService beat = Executors.newSingleThreadExecutor();
+            Future<?> beats = beat.submit(() -> {
+                Random random = new Random(42);
+                while (writing.get()) {
+                    String id = "s-" + random.nextInt(sessions);
+                    long at = T0.toEpochMilli() + random.nextInt(100_000);
+                    List<String> owned = store.heartbeat("mgr-1", Map.of(id, Instant.ofEpochMilli(at)),
+                            T0.plusSeconds(300));
+                    maxActivity.get(id).accumulateAndGet(at, Math::max);
+                    assertEquals(sessions, owned.size(), "a heartbeat must see every owned session");
+                    heartbeats.incrementAndGet();
+                }
+                return null;
+            });
+            AtomicInteger conflicts = new AtomicInteger();
+            try {
+                runConcurrently(THREADS, thread -> {
+                    Random random = new Random(thread);
+                    for (int i = 0; i < perThread; i++) {
+                        String id = "s-" + random.nextInt(sessions);
+                        long at = T0.toEpochMilli() + random.nextInt(100_000);
+                        SessionRecord written = increment(id, Instant.ofEpochMilli(at), conflicts);
+                        won.get(id).incrementAndGet();
+                        maxActivity.get(id).accumulateAndGet(at, Math::max);
+                        assertTrue(written.lastActivity().toEpochMilli() >= at, "returned activity went backwards");
+                    }
+                    return null;
+                });
+            } finally {
+                writing.set(false);
+                beats.get(60, TimeUnit.SECONDS);
+                beat.shutdownNow();
+            }
+            int total = 0;
+            for (int s = 0; s < sessions; s++) {
+                String id = "s-" + s;
+                SessionRecord end = store.find(id).orElseThrow();
+                int expected = won.get(id).get();
+                total += expected;
+                assertEquals(Integer.toString(expected), end.attributes().get(COUNTER), id + ": lost increments");
+                assertEquals(1 + expected, end.version(), id + ": heartbeats must not change versions");
+                assertEquals(maxActivity.get(id).get(), end.lastActivity().toEpochMilli(),
+                        id + ": last activity must be the latest ever written");
+            }
+            assertEquals(THREADS * perThread, total);
+            assertTrue(heartbeats.get() > 0, "the heartbeat thread never ran");
+        }
+
+        @Test
+        @DisplayName("of many concurrent inserts of one id exactly one wins")
+        void concurrentInserts() throws Exception {
+            for (int round = 0; round < 5; round++) {
+                String id = "race-" + round;
+                List<Boolean> results = runConcurrently(THREADS, thread ->
+                        store.insert(record(id).withAttributes(Map.of("winner", Integer.toString(thread)))));
+                assertEquals(1, results.stream().filter(b -> b).count(), "exactly one insert must win");
+                int winner = results.indexOf(Boolean.TRUE);
+                SessionRecord stored = store.find(id).orElseThrow();
+                assertEquals(Integer.toString(winner), stored.attributes().get("winner"));
+                assertEquals(1, stored.version());
+            }
+        }
+
+        @Test
+        @DisplayName("of concurrent updates at one version exactly one wins")
+        void concurrentUpdatesSameVersion() throws Exception {
+            for (int round = 0; round < 5; round++) {
+                String id = "cas-" + round;
+                SessionRecord v1 = record(id);
+                store.insert(v1);
+                List<Optional<SessionRecord>> results = runConcurrently(THREADS, thread ->
+                        store.update(v1.withAttributes(Map.of("winner", Integer.toString(thread)))));
+                List<SessionRecord> winners = results.stream().flatMap(Optional::stream).collect(Collectors.toList());
+                assertEquals(1, winners.size(), "exactly one compare-and-set must win");
+                assertEquals(Optional.of(winners.get(0)), store.find(id));
+                assertEquals(2, winners.get(0).version());
+            }
+        }
+
+        @Test
+        @DisplayName("a delete racing an update at the same version: exactly one of them wins")
+        void deleteRacingUpdate() throws Exception {
+            for (int round = 0; round < 10; round++) {
+                String id = "dr-" + round;
+                SessionRecord v1 = record(id);
+                store.insert(v1);
+                List<Boolean> results = runConcurrently(2, thread -> thread == 0
+                        ? store.delete(id, 1)
+                        : store.update(v1.withAttributes(Map.of("k", "v"))).isPresent());
+                boolean deleted = results.get(0);
+                boolean updated = results.get(1);
+                assertTrue(deleted ^ updated, "exactly one must win: deleted=" + deleted + ", updated=" + updated);
+                Optional<SessionRecord> end = store.find(id);
+                assertEquals(updated, end.isPresent());
+                end.ifPresent(r -> assertEquals(2, r.version()));
+            }
+        }
+    }
+
+    // --------------------------------------------------------------------------------------- helpers
+
+    /**
+     * A complete, ACTIVE, version-1 record owned by {@code mgr-a}, with whole-millisecond instants.
+     *
+     * @param sessionId the id
+     * @return the record
+     */
+    protected static SessionRecord record(String sessionId) {
+        return new SessionRecord(sessionId, "docker", SessionState.ACTIVE, "sbx-" + sessionId,
+                "/var/lib/sandboxkit/" + sessionId, "sandboxkit-spec/1\nimage=img%3A1\n", "fp-" + sessionId.length(),
+                false, T0, T0, T0, "mgr-a", T0.plusSeconds(30), 1, Map.of());
+    }
+
+    /** Read, add one to the counter, compare-and-set; retried until it wins. Returns what was written. */
+    private SessionRecord increment(String id, Instant activity, AtomicInteger conflicts) {
+        for (int attempt = 1; attempt <= 10_000; attempt++) {
+            SessionRecord current = store.find(id).orElseThrow(() -> new AssertionError(id + " vanished"));
+            Map<String, String> attrs = new LinkedHashMap<>(current.attributes());
+            attrs.put(COUNTER, Integer.toString(Integer.parseInt(attrs.get(COUNTER)) + 1));
+            Optional<SessionRecord> written = store.update(current.withAttributes(attrs).withLastActivity(activity));
+            if (written.isPresent()) {
+                assertEquals(current.version() + 1, written.get().version());
+                return written.get();
+            }
+            conflicts.incrementAndGet();
+            Thread.onSpinWait();
+        }
+        return fail(id + ": could not win a compare-and-set in 10000 attempts");
+    }
+
+    /** A task for one of several threads started together. */
+    @FunctionalInterface
+    private interface ThreadTask<T> {
+        T run(int thread) throws Exception;
+    }
+
+    /** Runs the task on {@code threads} threads released together; returns the results in thread order. */
+    private static <T> List<T> runConcurrently(int threads, ThreadTask<T> task) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        CyclicBarrier start = new CyclicBarrier(threads);
+        try {
+            List<Future<T>> futures = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int thread = t;
+                Callable<T> c = () -> {
+                    start.await(30, TimeUnit.SECONDS);
+                    return task.run(thread);
+                };
+                futures.add(pool.submit(c));
+            }
+            List<T> results = new ArrayList<>();
+            for (Future<T> f : futures) {
+                try {
+                    results.add(f.get(110, TimeUnit.SECONDS));
+                } catch (ExecutionException e) {
+                    Throwable cause = e.getCause();
+                    if (cause instanceof Error err) {
+                        throw err;
+                    }
+                    throw new AssertionError("a writer thread failed: " + cause, cause);
+                }
+            }
+            return results;
+        } finally {
+            pool.shutdownNow();
+            pool.awaitTermination(10, TimeUnit.SECONDS);
+        }
+    }
+
+    private static Set<String> ids(Collection<SessionRecord> records) {
+        return records.stream().map(SessionRecord::sessionId).collect(Collectors.toSet());
+    }
+
+    /** Field by field, so a failure names the field, then as a whole. */
+    private static void assertFieldsEqual(SessionRecord expected, SessionRecord actual) {
+        assertEquals(expected.sessionId(), actual.sessionId(), "sessionId");
+        assertEquals(expected.driver(), actual.driver(), "driver");
+        assertEquals(expected.state(), actual.state(), "state");
+        assertEquals(expected.sandboxId(), actual.sandboxId(), "sandboxId");
+        assertEquals(expected.workspace(), actual.workspace(), "workspace");
+        assertEquals(expected.spec(), actual.spec(), "spec");
+        assertEquals(expected.specFingerprint(), actual.specFingerprint(), "specFingerprint");
+        assertEquals(expected.ephemeral(), actual.ephemeral(), "ephemeral");
+        assertEquals(expected.createdAt(), actual.createdAt(), "createdAt");
+        assertEquals(expected.lastActivity(), actual.lastActivity(), "lastActivity");
+        assertEquals(expected.sandboxStartedAt(), actual.sandboxStartedAt(), "sandboxStartedAt");
+        assertEquals(expected.owner(), actual.owner(), "owner");
+        assertEquals(expected.leaseExpiry(), actual.leaseExpiry(), "leaseExpiry");
+        assertEquals(expected.version(), actual.version(), "version");
+        assertEquals(expected.attributes(), actual.attributes(), "attributes");
+        assertEquals(expected, actual);
+    }
+}

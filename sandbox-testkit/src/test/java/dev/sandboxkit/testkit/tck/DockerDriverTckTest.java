@@ -1,0 +1,20 @@
+package dev.sandboxkit.testkit.tck;
+
+import dev.sandboxkit.docker.DockerDriverProvider;
+import dev.sandboxkit.spi.DriverContext;
+import dev.sandboxkit.spi.SandboxDriver;
+import org.junit.jupiter.api.DisplayName;
+
+/**
+ * The Docker driver against the conformance kit, on the real local engine and the local test image
+ * ({@code sandboxkit.test.image}, built by {@code scripts/build-test-images.sh}). A missing engine fails
+ * these tests: there is no skip.
+ */
+@DisplayName("Docker driver conformance")
+class DockerDriverTckTest extends SandboxDriverTck {
+
+    @Override
+    protected SandboxDriver createDriver(DriverContext context) {
+        return new DockerDriverProvider().create(context);
+    }
+}
