@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Makes this machine ready for the tests and the demo: a Docker engine, and the local test image.
+# Makes this machine ready for the tests and the demo: a Docker engine, the local test image, and a
+# throwaway PostgreSQL on 127.0.0.1:54329 for the JDBC store tests (skip it with SANDBOXKIT_NO_POSTGRES=1).
 # Idempotent; needs root the first time (it installs packages and starts dockerd).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -30,3 +31,8 @@ fi
 log "docker engine $("$docker_cli" version --format '{{.Server.Version}}') is up"
 
 DOCKER="$docker_cli" "$here/build-test-images.sh"
+
+if [ "${SANDBOXKIT_NO_POSTGRES:-0}" != 1 ]; then
+  url="$("$here/setup-postgres.sh" | tail -1)"
+  log "postgresql ready at $url"
+fi

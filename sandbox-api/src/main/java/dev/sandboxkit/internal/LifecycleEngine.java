@@ -79,6 +79,8 @@ public final class LifecycleEngine implements SandboxManager {
     final Stats stats = new Stats();
     final Events events;
     final Map<String, PoolManager> pools;
+    /** Containers this manager removed itself, with when; the orphan sweep skips them (its listing may be stale). */
+    final Map<String, Long> removedByUs = new ConcurrentHashMap<>();
     private final boolean ownsDriver;
     private final boolean ownsStore;
     private final boolean ownsScheduler;
@@ -176,7 +178,7 @@ public final class LifecycleEngine implements SandboxManager {
      * with this owner as live while its lease is renewed, even when it holds no session yet (warm pools).
      */
     private void announcePresence() {
-        Instant now = clock.instant();
+        Instant now = now();
         store.insert(new SessionRecord(PRESENCE_PREFIX + instanceId, driver.name(), SessionState.SUSPENDED, null,
                 "-", "-", "-", false, now, now, null, instanceId, lease(now), 1, Map.of()));
     }
@@ -247,7 +249,7 @@ public final class LifecycleEngine implements SandboxManager {
                 return;
             }
         }
-        Instant now = clock.instant();
+        Instant now = now();
         String workspace = driver.createWorkspace(sessionId, spec);
         SessionRecord fresh = newRecord(sessionId, SessionState.SUSPENDED, null, workspace, encoded, fingerprint,
                 spec.ephemeral(), now, null);
@@ -289,7 +291,7 @@ public final class LifecycleEngine implements SandboxManager {
             pool.discard(slot.sandboxId(), slot.workspace());
             return false;
         }
-        Instant now = clock.instant();
+        Instant now = now();
         SessionRecord fresh = newRecord(e.sessionId, SessionState.ACTIVE, slot.sandboxId(), workspace, encoded,
                 fingerprint, spec.ephemeral(), now, Instant.ofEpochMilli(slot.startedAt()))
                 .withAttributes(slot.attributes());
@@ -333,7 +335,7 @@ public final class LifecycleEngine implements SandboxManager {
      * Takes over an ACTIVE record only if this manager owns it or its owner's lease has lapsed.
      */
     private void start(SessionEntry e, SessionRecord rec, SandboxSpec spec, boolean fresh) {
-        Instant now = clock.instant();
+        Instant now = now();
         if (rec.state() == SessionState.ACTIVE) {
             if (!instanceId.equals(rec.owner()) && !rec.leaseExpired(now)) {
                 throw new SandboxAcquireException("session " + rec.sessionId() + " is held by live manager "
@@ -347,14 +349,14 @@ public final class LifecycleEngine implements SandboxManager {
             if (old != null) {
                 log.info("Session {}: taking over from {}, removing its container {}", rec.sessionId(),
                         previousOwner, shortId(old));
-                driver.remove(old);
+                remove(old);
             }
         }
         long t0 = System.nanoTime();
         Map<String, Duration> phases = new LinkedHashMap<>();
         String sandboxId = driver.create(new CreateRequest(rec.sessionId(), spec, rec.workspace(),
                 labels(rec.sessionId(), spec), phases::put));
-        Instant started = clock.instant();
+        Instant started = now();
         SessionRecord written;
         try {
             Map<String, String> attributes = new HashMap<>(rec.attributes());
@@ -561,7 +563,7 @@ public final class LifecycleEngine implements SandboxManager {
                 }
                 SessionRecord rec = found.get();
                 Optional<SessionRecord> written = store.update(rec.withSandbox(SessionState.DESTROYED, null, null)
-                        .withLastActivity(clock.instant()));
+                        .withOwner(null, null).withLastActivity(now()));
                 if (written.isEmpty()) {
                     if (attempt >= MAX_ATTEMPTS) {
                         throw new SessionStoreException("session " + sessionId
@@ -570,10 +572,10 @@ public final class LifecycleEngine implements SandboxManager {
                     continue;
                 }
                 if (live != null) {
-                    driver.remove(live);
+                    remove(live);
                 }
                 if (rec.sandboxId() != null && !rec.sandboxId().equals(live)) {
-                    driver.remove(rec.sandboxId());
+                    remove(rec.sandboxId());
                 }
                 driver.deleteWorkspace(rec.workspace());
                 stats.destroyed.increment();
@@ -663,7 +665,7 @@ public final class LifecycleEngine implements SandboxManager {
         Optional<SessionRecord> written;
         try {
             SessionState next = rec.ephemeral() ? SessionState.DESTROYED : SessionState.SUSPENDED;
-            written = store.update(rec.withSandbox(next, null, null)
+            written = store.update(rec.withSandbox(next, null, null).withOwner(null, null)
                     .withLastActivity(Instant.ofEpochMilli(e.lastActivity())));
         } catch (SandboxException storeDown) {
             e.reactivate(sandboxId); // keep serving; try again on the next pass
@@ -679,7 +681,7 @@ public final class LifecycleEngine implements SandboxManager {
             return false;
         }
         e.record = written.get();
-        driver.remove(sandboxId);
+        remove(sandboxId);
         if (rec.ephemeral()) {
             driver.deleteWorkspace(rec.workspace());
             stats.destroyed.increment();
@@ -700,7 +702,8 @@ public final class LifecycleEngine implements SandboxManager {
                 return;
             }
             e.deactivate(false, 0, 0);
-            store.update(e.record.withSandbox(SessionState.SUSPENDED, null, null)).ifPresent(r -> e.record = r);
+            store.update(e.record.withSandbox(SessionState.SUSPENDED, null, null).withOwner(null, null))
+                    .ifPresent(r -> e.record = r);
         } finally {
             dropIfIdle(e);
             e.lifecycle.unlock();
@@ -821,6 +824,14 @@ public final class LifecycleEngine implements SandboxManager {
 
     // ---------------------------------------------------------------- helpers
 
+    /**
+     * The clock's instant at millisecond precision: what any store can keep exactly, so that a record read
+     * back equals the one written (handles compare session incarnations by creation instant).
+     */
+    Instant now() {
+        return Instant.ofEpochMilli(clock.millis());
+    }
+
     Instant lease(Instant now) {
         return now.plusMillis(leaseMillis);
     }
@@ -837,10 +848,16 @@ public final class LifecycleEngine implements SandboxManager {
 
     void removeQuietly(String sandboxId) {
         try {
-            driver.remove(sandboxId);
+            remove(sandboxId);
         } catch (RuntimeException e) {
             log.warn("Could not remove container {}: {}", shortId(sandboxId), e.toString());
         }
+    }
+
+    /** Every removal the engine decides goes through here, so the orphan sweep knows about it. */
+    void remove(String sandboxId) {
+        removedByUs.put(sandboxId, clock.millis());
+        driver.remove(sandboxId);
     }
 
     private static void closeQuietly(AutoCloseable c) {

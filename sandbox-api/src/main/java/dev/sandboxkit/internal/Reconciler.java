@@ -46,7 +46,10 @@ final class Reconciler {
 
     /** One pass; returns the number of containers removed. */
     synchronized int run() {
-        Instant now = engine.clock.instant();
+        Instant now = engine.now();
+        long nowMillis = now.toEpochMilli();
+        // Forget removals old enough that no listing taken before them can still be in use.
+        engine.removedByUs.values().removeIf(at -> nowMillis - at > Duration.ofMinutes(10).toMillis());
         // Records first, containers second: a record ACTIVE before the listing has its container in it
         // unless that container was really removed (and then the compare-and-set below settles it).
         List<SessionRecord> active = engine.store.findIdleBefore(now.plus(Duration.ofDays(365 * 100)), MAX_RECORDS);
@@ -62,14 +65,15 @@ final class Reconciler {
         Map<String, Boolean> liveOwners = new HashMap<>();
         int removed = 0;
         for (SandboxDescriptor c : containers) {
-            if (held.contains(c.id()) || engine.pools.values().stream().anyMatch(p -> p.owns(c.id()))) {
-                continue;
+            if (held.contains(c.id()) || engine.removedByUs.containsKey(c.id())
+                    || engine.pools.values().stream().anyMatch(p -> p.owns(c.id()))) {
+                continue; // ours, or already removed by us since the listing was taken
             }
             String reason = orphanReason(c, now, liveOwners);
             if (reason == null) {
                 continue;
             }
-            engine.driver.remove(c.id());
+            engine.remove(c.id());
             removed++;
             engine.stats.orphansRemoved.increment();
             log.info("Removed orphan container {} (session {}, owner {}): {}", LifecycleEngine.shortId(c.id()),

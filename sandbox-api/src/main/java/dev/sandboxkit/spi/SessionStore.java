@@ -12,6 +12,9 @@ import java.util.Optional;
  * thread-safe and, for shared stores, safe across processes. Failures are reported as
  * {@link dev.sandboxkit.SessionStoreException} (retryable when the store is unreachable).
  *
+ * <p>Instants are kept at least to the millisecond; the engine only writes millisecond instants, so a
+ * record read back equals the record written.
+ *
  * <p>Writes are optimistic: {@link #update} succeeds only if the stored version still equals the
  * record's version, so two writers can never both win. {@link #heartbeat} is the one unversioned
  * write: it only moves the owner's lease and last-activity forward.
@@ -40,6 +43,7 @@ public interface SessionStore extends AutoCloseable {
      *
      * @param record the record; its version must be 1
      * @return {@code false} if a record with that id already exists (nothing is written)
+     * @throws IllegalArgumentException if the record's version is not 1
      */
     boolean insert(SessionRecord record);
 

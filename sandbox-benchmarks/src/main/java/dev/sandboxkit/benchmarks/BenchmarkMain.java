@@ -1,0 +1,374 @@
+package dev.sandboxkit.benchmarks;
+
+import dev.sandboxkit.ExecRequest;
+import dev.sandboxkit.PullPolicy;
+import dev.sandboxkit.Sandbox;
+import dev.sandboxkit.SandboxEvent;
+import dev.sandboxkit.SandboxManager;
+import dev.sandboxkit.SandboxSpec;
+import dev.sandboxkit.SessionState;
+import dev.sandboxkit.WarmPool;
+import dev.sandboxkit.testkit.FakeDriver;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryMXBean;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Supplier;
+
+/**
+ * Runs every benchmark side by side on this machine and writes the report. Usage (see scripts/bench.sh):
+ * {@code BenchmarkMain [output-dir] [quick]}. Each comparison interleaves the library and its baseline
+ * iteration by iteration, so both see the same machine load.
+ */
+public final class BenchmarkMain {
+    private static final String IMAGE = System.getProperty("image", "sandboxkit-test:latest");
+    private static final SandboxSpec SPEC = SandboxSpec.builder().image(IMAGE).pullPolicy(PullPolicy.NEVER).build();
+
+    private final Report report = new Report();
+    private final boolean quick;
+    private final Path scratch;
+
+    private BenchmarkMain(boolean quick) throws Exception {
+        this.quick = quick;
+        this.scratch = Files.createTempDirectory("sandboxkit-bench");
+    }
+
+    /**
+     * Runs the benchmarks.
+     *
+     * @param args output directory (default {@code docs}) and optionally {@code quick} for fewer iterations
+     * @throws Exception if a benchmark fails
+     */
+    public static void main(String[] args) throws Exception {
+        Path out = Path.of(args.length > 0 ? args[0] : "docs");
+        boolean quick = args.length > 1 && args[1].equals("quick");
+        BenchmarkMain bench = new BenchmarkMain(quick);
+        bench.report.machine(Machine.describe());
+        try (RawDocker raw = new RawDocker(IMAGE)) {
+            bench.execLatency(raw);
+            bench.coldAcquire(raw);
+            bench.resume();
+            bench.warmPool();
+            bench.reaperAtScale();
+            bench.reapRealContainers(raw);
+            bench.memory();
+        }
+        bench.report.machineAfter(Machine.loadAverage());
+        Files.createDirectories(out);
+        bench.report.write(out.resolve("benchmarks.md"), out.resolve("benchmarks.svg"));
+        System.out.println("wrote " + out.resolve("benchmarks.md") + " and " + out.resolve("benchmarks.svg"));
+    }
+
+    private int n(int full) {
+        return quick ? Math.max(5, full / 10) : full;
+    }
+
+    private SandboxManager.Builder docker() {
+        return SandboxManager.builder().driver("docker").workspaceRoot(scratch.resolve("ws-" + System.nanoTime()));
+    }
+
+    // B1: exec("true") through the library (default path, and plain exec) vs raw docker-java vs the CLI.
+    private void execLatency(RawDocker raw) throws Exception {
+        Samples lib = new Samples("library exec (default path)");
+        Samples libPlain = new Samples("library exec (plain exec path)");
+        Samples api = new Samples("raw Engine API exec (docker-java)");
+        Samples cli = new Samples("`docker exec` CLI");
+        try (SandboxManager m = docker().build()) {
+            Sandbox sandbox = m.acquire("b1", SPEC);
+            SandboxSpec plainSpec = ExecModes.plain(SPEC);
+            Sandbox plain = plainSpec == null ? null : m.acquire("b1-plain", plainSpec);
+            String id = sandbox.info().sandboxId();
+            for (int i = 0; i < 20; i++) { // warm-up: JIT, connection pools, the engine's caches
+                sandbox.exec(ExecRequest.of("true"));
+                raw.exec(id, "true");
+            }
+            for (int i = 0; i < n(300); i++) {
+                lib.add(time(() -> check(sandbox.exec(ExecRequest.of("true")).exitCode())));
+                if (plain != null) {
+                    libPlain.add(time(() -> check(plain.exec(ExecRequest.of("true")).exitCode())));
+                }
+                api.add(timeChecked(() -> check(raw.exec(id, "true"))));
+                if (i % 3 == 0) { // the CLI is slow; a third of the samples is plenty
+                    cli.add(timeChecked(() -> check(RawDocker.cliExec(id, "true"))));
+                }
+            }
+        }
+        report.section("B1 exec: `ExecRequest.of(\"true\")`",
+                "Library ≤ 1.10× the raw Engine API, ≤ 0.7× the CLI.", List.of(lib, libPlain, api, cli),
+                List.of(Report.goal("library / raw API", lib, api, 1.10), Report.goal("library / CLI", lib, cli, 0.70),
+                        Report.goal("plain path / raw API", libPlain, api, 1.10)));
+    }
+
+    // B2: cold acquire through the library vs raw create + start.
+    private void coldAcquire(RawDocker raw) throws Exception {
+        Samples lib = new Samples("library acquire (new session)");
+        Samples api = new Samples("raw create + start (docker-java)");
+        try (SandboxManager m = docker().build()) {
+            m.destroy("warm");
+            m.acquire("warm", SPEC);
+            raw.remove(raw.createAndStart(scratch.resolve("raw-warm")));
+            for (int i = 0; i < n(40); i++) {
+                String session = "b2-" + i;
+                lib.add(time(() -> m.acquire(session, SPEC)));
+                m.destroy(session);
+                Path dir = scratch.resolve("raw-" + i);
+                String[] id = new String[1];
+                api.add(timeChecked(() -> id[0] = raw.createAndStart(dir)));
+                raw.remove(id[0]);
+            }
+        }
+        report.coldAcquire = lib;
+        report.section("B2 cold acquire", "Library ≤ 1.10× raw create + start.", List.of(lib, api),
+                List.of(Report.goal("library / raw", lib, api, 1.10)));
+    }
+
+    // B3: the first exec after an idle reap (includes the resume) vs a cold acquire plus its first exec.
+    private void resume() throws Exception {
+        Samples resumed = new Samples("first exec after an idle reap (resume + exec)");
+        Samples cold = new Samples("cold acquire + first exec");
+        try (SandboxManager m = docker().idleTimeout(Duration.ofMillis(500)).reaperInterval(Duration.ofMillis(20))
+                .build()) {
+            for (int i = 0; i < n(30); i++) {
+                String session = "b3-" + i;
+                Sandbox s = m.acquire(session, SPEC);
+                s.exec(ExecRequest.of("true"));
+                while (s.info().state() != SessionState.SUSPENDED) {
+                    Thread.sleep(10);
+                }
+                resumed.add(time(() -> check(s.exec(ExecRequest.of("true")).exitCode())));
+                String other = "b3-cold-" + i;
+                cold.add(time(() -> check(m.acquire(other, SPEC).exec(ExecRequest.of("true")).exitCode())));
+                m.destroy(session);
+                m.destroy(other);
+            }
+        }
+        report.section("B3 resume", "First exec after an idle reap ≤ 1.15× a cold acquire (both include one exec).",
+                List.of(resumed, cold), List.of(Report.goal("resume / cold", resumed, cold, 1.15)));
+    }
+
+    // B4: acquire from a warm pool, once the pool exists.
+    private void warmPool() throws Exception {
+        Samples hit = new Samples("warm-pool acquire (hit)");
+        Samples firstExec = new Samples("warm-pool acquire + first exec");
+        try (SandboxManager m = docker().warmPool(WarmPool.of(SPEC, 2)).build()) {
+            for (int i = 0; i < n(40); i++) {
+                long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+                while (m.stats().poolSize() == 0 && System.nanoTime() < deadline) {
+                    Thread.sleep(5);
+                }
+                String session = "b4-" + i;
+                Sandbox[] s = new Sandbox[1];
+                long t = time(() -> s[0] = m.acquire(session, SPEC));
+                hit.add(t);
+                firstExec.add(t + time(() -> check(s[0].exec(ExecRequest.of("true")).exitCode())));
+                m.destroy(session);
+            }
+            report.note("B4 pool hits: " + m.stats().poolHits() + ", misses: " + m.stats().poolMisses());
+        }
+        List<Samples> rows = new ArrayList<>(List.of(hit, firstExec));
+        if (report.coldAcquire != null) {
+            rows.add(report.coldAcquire);
+        }
+        report.section("B4 warm-pool acquire", "Pool-hit acquire p50 ≤ 5 ms.", rows,
+                List.of(Report.absolute("pool-hit acquire p50", hit, 5.0)));
+    }
+
+    // B5a: 10,000 tracked sessions (fake driver): idle CPU of the reaper and reap lateness.
+    private void reaperAtScale() throws Exception {
+        int sessions = quick ? 2_000 : 10_000;
+        Duration ttl = Duration.ofSeconds(15);
+        List<SandboxEvent.IdleReaped> reaped = new CopyOnWriteArrayList<>();
+        try (SandboxManager m = SandboxManager.builder().driver(new FakeDriver()).idleTimeout(ttl)
+                .listener(e -> {
+                    if (e instanceof SandboxEvent.IdleReaped r) {
+                        reaped.add(r);
+                    }
+                }).build()) {
+            for (int i = 0; i < sessions; i++) {
+                m.acquire("s" + i, SPEC);
+            }
+            Thread.sleep(1000);
+            long cpu0 = housekeeperCpuNanos();
+            long wall0 = System.nanoTime();
+            Thread.sleep(8000); // idle: every session waits for its TTL
+            double cpuShare = (housekeeperCpuNanos() - cpu0) / (double) (System.nanoTime() - wall0);
+            long deadline = System.nanoTime() + ttl.plusSeconds(30).toNanos();
+            while (reaped.size() < sessions && System.nanoTime() < deadline) {
+                Thread.sleep(100);
+            }
+            double worstLateMs = reaped.stream().mapToLong(r -> r.idleFor().minus(ttl).toMillis()).max().orElse(-1);
+            report.table("B5 reaper at scale (fake driver, " + sessions + " sessions, TTL " + ttl.toSeconds() + " s)",
+                    "Idle cost < 1% of one core; each session reaped within TTL + 1 s.",
+                    List.of(new String[] {"reaper + lease renewal CPU while idle", String.format(Locale.ROOT,
+                                    "%.3f%% of one core", cpuShare * 100), cpuShare < 0.01 ? "met" : "missed"},
+                            new String[] {"sessions reaped", reaped.size() + " / " + sessions,
+                                    reaped.size() == sessions ? "met" : "missed"},
+                            new String[] {"latest reap after TTL", String.format(Locale.ROOT, "%.0f ms", worstLateMs),
+                                    worstLateMs >= 0 && worstLateMs <= 1000 ? "met" : "missed"}));
+        }
+    }
+
+    private static long housekeeperCpuNanos() {
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        long total = 0;
+        for (ThreadInfo info : threads.dumpAllThreads(false, false)) {
+            if (info.getThreadName().startsWith("sandboxkit-housekeeper")) {
+                total += Math.max(0, threads.getThreadCpuTime(info.getThreadId()));
+            }
+        }
+        return total;
+    }
+
+    // B5b: reaping 100 expired real containers vs one batched `docker rm -f` of 100.
+    private void reapRealContainers(RawDocker raw) throws Exception {
+        int count = quick ? 20 : 100;
+        List<SandboxEvent.IdleReaped> reaped = new CopyOnWriteArrayList<>();
+        long reapNanos;
+        Duration ttl = Duration.ofSeconds(2);
+        try (SandboxManager m = docker().idleTimeout(ttl).reaperInterval(Duration.ofMillis(20)).listener(e -> {
+            if (e instanceof SandboxEvent.IdleReaped r) {
+                reaped.add(r);
+            }
+        }).build()) {
+            for (int i = 0; i < count; i++) {
+                m.acquire("b5-" + i, SPEC);
+            }
+            for (int i = 0; i < count; i++) {
+                m.keepAlive("b5-" + i); // all idle from the same instant
+            }
+            long due = System.nanoTime() + ttl.toNanos();
+            while (reaped.size() < count) {
+                Thread.sleep(5);
+            }
+            reapNanos = System.nanoTime() - due;
+        }
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            ids.add(raw.createAndStart(scratch.resolve("rm-" + i)));
+        }
+        long t0 = System.nanoTime();
+        RawDocker.cliRemove(ids);
+        long cliNanos = System.nanoTime() - t0;
+        double ratio = reapNanos / (double) cliNanos;
+        report.table("B5 reaping " + count + " expired real containers",
+                "≤ 1.5× one batched `docker rm -f` of " + count + ".",
+                List.of(new String[] {"reaper: TTL expiry to last container removed", ms(reapNanos), ""},
+                        new String[] {"`docker rm -f` of " + count + " ids, one CLI call", ms(cliNanos), ""},
+                        new String[] {"ratio", String.format(Locale.ROOT, "%.2f×", ratio), ratio <= 1.5 ? "met" : "missed"}));
+    }
+
+    // B6: manager heap per idle session (fake driver, in-memory store included).
+    private void memory() throws Exception {
+        int sessions = quick ? 2_000 : 10_000;
+        MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
+        try (SandboxManager m = SandboxManager.builder().driver(new FakeDriver()).idleTimeout(Duration.ofHours(1))
+                .build()) {
+            m.acquire("warm", SPEC);
+            long before = usedHeap(memory);
+            for (int i = 0; i < sessions; i++) {
+                m.acquire(String.format("chat-%08d", i), SPEC);
+            }
+            long after = usedHeap(memory);
+            double perSession = (after - before) / (double) sessions;
+            report.table("B6 memory (" + sessions + " idle ACTIVE sessions, fake driver, in-memory store)",
+                    "Manager heap per idle session ≤ 2 KB.",
+                    List.<String[]>of(new String[] {"heap per idle session (engine entry + store record)",
+                            String.format(Locale.ROOT, "%.0f bytes", perSession), perSession <= 2048 ? "met" : "missed"}));
+        }
+    }
+
+    private static long usedHeap(MemoryMXBean memory) throws InterruptedException {
+        for (int i = 0; i < 4; i++) {
+            System.gc();
+            Thread.sleep(100);
+        }
+        return memory.getHeapMemoryUsage().getUsed();
+    }
+
+    private static void check(int exitCode) {
+        if (exitCode != 0) {
+            throw new IllegalStateException("benchmark command failed with exit code " + exitCode);
+        }
+    }
+
+    private static long time(Runnable r) {
+        long t0 = System.nanoTime();
+        r.run();
+        return System.nanoTime() - t0;
+    }
+
+    private static long timeChecked(ThrowingRunnable r) throws Exception {
+        long t0 = System.nanoTime();
+        r.run();
+        return System.nanoTime() - t0;
+    }
+
+    static String ms(long nanos) {
+        return String.format(Locale.ROOT, "%.0f ms", nanos / 1e6);
+    }
+
+    @FunctionalInterface
+    interface ThrowingRunnable {
+        void run() throws Exception;
+    }
+
+    /** Machine facts for the report header. */
+    static final class Machine {
+        private Machine() {
+        }
+
+        static String describe() throws Exception {
+            String cpu = Files.readAllLines(Path.of("/proc/cpuinfo")).stream().filter(l -> l.startsWith("model name"))
+                    .findFirst().map(l -> l.substring(l.indexOf(':') + 1).trim()).orElse("unknown CPU");
+            long memKb = Files.readAllLines(Path.of("/proc/meminfo")).stream().filter(l -> l.startsWith("MemTotal"))
+                    .map(l -> Long.parseLong(l.replaceAll("\\D", ""))).findFirst().orElse(0L);
+            String docker = run(RawDocker.cli(), "version", "--format", "{{.Server.Version}} (API {{.Server.APIVersion}})");
+            return String.format(Locale.ROOT, "%d cores (%s), %.1f GiB RAM, Linux %s, Docker %s, Java %s; load average at start %s; %s",
+                    Runtime.getRuntime().availableProcessors(), cpu, memKb / 1048576.0, System.getProperty("os.version"),
+                    docker.strip(), System.getProperty("java.version"), loadAverage(), Instant.now());
+        }
+
+        static String loadAverage() {
+            try {
+                return Files.readString(Path.of("/proc/loadavg")).split(" ")[0];
+            } catch (Exception e) {
+                return "?";
+            }
+        }
+
+        private static String run(String... argv) throws Exception {
+            Process p = new ProcessBuilder(argv).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes());
+            p.waitFor();
+            return out;
+        }
+    }
+
+    /** Finds the plain-exec spec option, if the API has one (the command channel makes it the non-default). */
+    static final class ExecModes {
+        private ExecModes() {
+        }
+
+        static SandboxSpec plain(SandboxSpec spec) {
+            Supplier<SandboxSpec> none = () -> null;
+            try {
+                Class<?> mode = Class.forName("dev.sandboxkit.ExecMode");
+                Object plain = mode.getField("PLAIN").get(null);
+                SandboxSpec.Builder b = spec.toBuilder();
+                return (SandboxSpec) SandboxSpec.Builder.class.getMethod("execMode", mode).invoke(b, plain)
+                        .getClass().getMethod("build").invoke(b);
+            } catch (ReflectiveOperationException noChannelYet) {
+                return none.get();
+            }
+        }
+    }
+}

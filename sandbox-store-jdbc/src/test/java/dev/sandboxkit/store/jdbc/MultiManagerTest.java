@@ -1,0 +1,302 @@
+package dev.sandboxkit.store.jdbc;
+
+import dev.sandboxkit.ExecRequest;
+import dev.sandboxkit.ExecResult;
+import dev.sandboxkit.SandboxAcquireException;
+import dev.sandboxkit.SandboxManager;
+import dev.sandboxkit.SessionInfo;
+import dev.sandboxkit.SessionState;
+import dev.sandboxkit.spi.SandboxDescriptor;
+import dev.sandboxkit.spi.SessionRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.function.BooleanSupplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Issue #4's scenarios: the real lifecycle engine, the real Docker driver and real databases, with several
+ * managers (in this JVM and in forked ones) sharing one JDBC store.
+ */
+@DisplayName("Several managers on one JDBC store, on the real Docker engine")
+@Timeout(120)
+class MultiManagerTest {
+    private static final Duration FORK_TIMEOUT = Duration.ofSeconds(60);
+
+    @TempDir
+    Path tmp;
+    private Path root;
+    private String fleet;
+    private final List<AutoCloseable> toClose = new ArrayList<>();
+    private final List<String> schemas = new ArrayList<>();
+    private CountingDriver cleaner;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        Docker.require();
+        root = tmp.resolve("workspaces");
+        java.nio.file.Files.createDirectories(root);
+        fleet = "jdbc-" + UUID.randomUUID().toString().substring(0, 8);
+        cleaner = new CountingDriver(Docker.driver("cleaner", root));
+    }
+
+    @AfterEach
+    void tearDown() {
+        for (int i = toClose.size() - 1; i >= 0; i--) {
+            try {
+                toClose.get(i).close();
+            } catch (Exception e) {
+                // best effort
+            }
+        }
+        Docker.removeFleet(cleaner, fleet);
+        cleaner.close();
+        schemas.forEach(Postgres::dropSchema);
+    }
+
+    private <T extends AutoCloseable> T closeLater(T c) {
+        toClose.add(c);
+        return c;
+    }
+
+    private JdbcSessionStore postgresStore(String schema) {
+        TestPool pool = closeLater(new TestPool(Postgres.dataSource(schema), 6));
+        return closeLater(JdbcSessionStore.create(pool));
+    }
+
+    private String newSchema() {
+        String schema = Postgres.createSchema("mm");
+        schemas.add(schema);
+        return schema;
+    }
+
+    private SandboxManager manager(String instanceId, CountingDriver driver, JdbcSessionStore store,
+                                   Duration idle, Duration lease) {
+        return closeLater(SandboxManager.builder().driver(driver).store(store).instanceId(instanceId).fleet(fleet)
+                .idleTimeout(idle).reaperInterval(Duration.ofMillis(200)).leaseDuration(lease)
+                .reconcileInterval(Duration.ofMillis(300)).build());
+    }
+
+    private CountingDriver driver(String instanceId) {
+        return closeLater(new CountingDriver(Docker.driver(instanceId, root)));
+    }
+
+    private static String run(SandboxManager m, String session, String script) {
+        ExecResult r = m.exec(session, ExecRequest.shell(script));
+        assertThat(r.exitCode()).as(r.stderr()).isZero();
+        return r.stdout().strip();
+    }
+
+    private static void await(String what, Duration timeout, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out after " + timeout + " waiting for: " + what);
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    private static <T> T retryWhileHeld(Duration timeout, Callable<T> call) throws Exception {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            try {
+                return call.call();
+            } catch (SandboxAcquireException e) {
+                if (!e.isRetryable() || System.nanoTime() > deadline) {
+                    throw e;
+                }
+                Thread.sleep(100);
+            }
+        }
+    }
+
+    private List<String> liveContainers() {
+        return Docker.containers(cleaner, fleet).stream().map(SandboxDescriptor::id).toList();
+    }
+
+    @Test
+    @DisplayName("(a) restart: a new JVM on the same H2 file sees the session, and its exec resumes with the file intact")
+    void restartOnH2() throws Exception {
+        Path file = tmp.resolve("db/sessions");
+        String workspace;
+        try (JdbcSessionStore store = JdbcSessionStore.h2(file)) {
+            CountingDriver driver = driver("first");
+            SandboxManager first = manager("first", driver, store, Duration.ofMinutes(5), Duration.ofSeconds(30));
+            first.acquire("chat", Docker.SPEC);
+            run(first, "chat", "echo kept-across-restarts > /workspace/note.txt");
+            workspace = first.session("chat").orElseThrow().workspace();
+            first.close(); // suspends: container removed, workdir kept
+            assertThat(driver.totalRemovals()).isEqualTo(1);
+        }
+        assertThat(liveContainers()).isEmpty();
+
+        try (Fork second = Fork.start(ManagerWorker.class, "h2", file.toString(), root.toString(), "second", fleet,
+                "30000", "exec", "chat", "cat /workspace/note.txt")) {
+            assertThat(second.awaitLine("INFO", FORK_TIMEOUT)).isEqualTo("INFO SUSPENDED " + workspace);
+            assertThat(second.awaitLine("OUT", FORK_TIMEOUT)).isEqualTo("OUT kept-across-restarts");
+            assertThat(second.awaitLine("EXIT", FORK_TIMEOUT)).isEqualTo("EXIT 0");
+            second.awaitSuccess(FORK_TIMEOUT);
+        }
+        try (JdbcSessionStore store = JdbcSessionStore.h2(file)) {
+            SessionRecord after = store.find("chat").orElseThrow();
+            assertThat(after.state()).isEqualTo(SessionState.SUSPENDED); // the second JVM closed its manager
+            assertThat(after.owner()).as("a suspended session belongs to no manager").isNull();
+            assertThat(after.workspace()).isEqualTo(workspace);
+        }
+        assertThat(liveContainers()).isEmpty();
+    }
+
+    @Test
+    @DisplayName("(b) two managers on PostgreSQL: a session created via A and reaped is resumed via B; each container"
+            + " is removed exactly once")
+    void resumeOnAnotherManager() throws Exception {
+        String schema = newSchema();
+        CountingDriver driverA = driver("mgr-a");
+        CountingDriver driverB = driver("mgr-b");
+        SandboxManager a = manager("mgr-a", driverA, postgresStore(schema), Duration.ofSeconds(1), Duration.ofSeconds(2));
+        SandboxManager b = manager("mgr-b", driverB, postgresStore(schema), Duration.ofSeconds(1), Duration.ofSeconds(2));
+        JdbcSessionStore observer = postgresStore(schema);
+
+        a.acquire("chat", Docker.SPEC);
+        run(a, "chat", "echo written-via-a > /workspace/note.txt");
+        String first = a.session("chat").orElseThrow().sandboxId();
+        assertThatThrownBy(() -> b.acquire("chat", Docker.SPEC)).isInstanceOf(SandboxAcquireException.class)
+                .hasMessageContaining("held by live manager mgr-a");
+
+        await("A reaps the idle session", Duration.ofSeconds(10),
+                () -> observer.find("chat").orElseThrow().state() == SessionState.SUSPENDED);
+        Thread.sleep(900); // three more reaper and orphan-sweep passes on both managers
+        assertThat(driverA.removalsOf(first)).as("removed by A").isEqualTo(1);
+        assertThat(driverB.removalsOf(first)).as("removed by B").isZero();
+        assertThat(liveContainers()).doesNotContain(first);
+
+        assertThat(run(b, "chat", "cat /workspace/note.txt")).isEqualTo("written-via-a");
+        SessionInfo onB = b.session("chat").orElseThrow();
+        assertThat(onB.state()).isEqualTo(SessionState.ACTIVE);
+        assertThat(onB.owner()).isEqualTo("mgr-b");
+        String second = onB.sandboxId();
+        assertThat(second).isNotEqualTo(first);
+        assertThat(liveContainers()).containsExactly(second);
+
+        await("B reaps the idle session", Duration.ofSeconds(10),
+                () -> observer.find("chat").orElseThrow().state() == SessionState.SUSPENDED);
+        Thread.sleep(900);
+        assertThat(driverB.removalsOf(second)).as("removed by B").isEqualTo(1);
+        assertThat(driverA.removalsOf(second)).as("removed by A").isZero();
+        assertThat(driverA.removalsOf(first) + driverB.removalsOf(first)).isEqualTo(1);
+        assertThat(liveContainers()).isEmpty();
+        assertThat(driverA.created).containsExactly(first);
+        assertThat(driverB.created).containsExactly(second);
+    }
+
+    @Test
+    @DisplayName("(b) an idle session is reaped exactly once, even while an orphan sweep is working from an older"
+            + " container listing")
+    void reapedOnceDuringSweep() throws Exception {
+        String schema = newSchema();
+        CountingDriver driverA = driver("mgr-a");
+        // Periodic sweeps effectively off: this test runs one sweep itself, on another thread.
+        SandboxManager a = closeLater(SandboxManager.builder().driver(driverA).store(postgresStore(schema))
+                .instanceId("mgr-a").fleet(fleet).idleTimeout(Duration.ofSeconds(1)).reaperInterval(Duration.ofMillis(100))
+                .leaseDuration(Duration.ofSeconds(2)).reconcileInterval(Duration.ofHours(1)).build());
+        JdbcSessionStore observer = postgresStore(schema);
+        a.acquire("chat", Docker.SPEC);
+        String container = a.session("chat").orElseThrow().sandboxId();
+
+        // The sweep lists the containers (the live one included) and is held there while the reaper does its
+        // job: what a slow engine, or a sweep busy with many other containers, does.
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        CountingDriver.HeldListing held = driverA.holdNextList(release);
+        java.util.concurrent.ExecutorService sweeper = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            java.util.concurrent.Future<Integer> sweep = sweeper.submit(a::reconcile);
+            assertThat(held.taken.await(10, java.util.concurrent.TimeUnit.SECONDS)).as("the sweep listed").isTrue();
+            assertThat(held.listing).extracting(SandboxDescriptor::id).contains(container);
+            await("A reaps the idle session", Duration.ofSeconds(10),
+                    () -> observer.find("chat").orElseThrow().state() == SessionState.SUSPENDED
+                            && driverA.removalsOf(container) == 1 && a.stats().idleReaped() == 1);
+            Thread.sleep(200); // the reap's last step: the manager forgets the session
+            release.countDown();
+            int removedBySweep = sweep.get(30, java.util.concurrent.TimeUnit.SECONDS);
+
+            assertThat(a.stats().idleReaped()).isEqualTo(1);
+            assertThat(removedBySweep).as("containers the sweep removed as orphans").isZero();
+            assertThat(a.stats().orphansRemoved()).as("orphans counted").isZero();
+            assertThat(driverA.removalsOf(container)).as("removals of the reaped container").isEqualTo(1);
+        } finally {
+            release.countDown();
+            sweeper.shutdownNow();
+        }
+    }
+
+    @Test
+    @DisplayName("(c) a manager JVM killed with kill -9: after its lease expires another manager takes its sessions"
+            + " over, with the files intact")
+    void takeoverAfterKill() throws Exception {
+        String schema = newSchema();
+        int sessions = 3;
+        Map<String, String> oldContainers = new HashMap<>();
+        JdbcSessionStore store = postgresStore(schema);
+        try (Fork doomed = Fork.start(ManagerWorker.class, "pg", schema, root.toString(), "doomed", fleet, "2000",
+                "hold", "s-", Integer.toString(sessions))) {
+            doomed.awaitLine("READY", FORK_TIMEOUT);
+            for (String line : doomed.output().split("\n")) {
+                if (line.startsWith("HELD ")) {
+                    String[] parts = line.split(" ");
+                    assertThat(parts[2]).as(line).isEqualTo("0");
+                    oldContainers.put(parts[1], parts[3]);
+                }
+            }
+            assertThat(oldContainers).hasSize(sessions);
+            doomed.kill(); // SIGKILL: no close, no lease release, containers left running
+        }
+        Instant killedAt = Instant.now();
+        assertThat(liveContainers()).containsAll(oldContainers.values());
+
+        CountingDriver driver = driver("heir");
+        SandboxManager heir = manager("heir", driver, store, Duration.ofMinutes(5), Duration.ofSeconds(2));
+        SessionRecord held = store.find("s-0").orElseThrow();
+        if (held.leaseExpiry().isAfter(Instant.now().plusMillis(300)) && held.state() == SessionState.ACTIVE) {
+            assertThatThrownBy(() -> heir.acquire("s-0", Docker.SPEC)).isInstanceOf(SandboxAcquireException.class)
+                    .hasMessageContaining("held by live manager doomed");
+        }
+
+        for (int i = 0; i < sessions; i++) {
+            String id = "s-" + i;
+            retryWhileHeld(Duration.ofSeconds(15), () -> heir.acquire(id, Docker.SPEC));
+            assertThat(run(heir, id, "cat /workspace/note.txt")).isEqualTo("from-" + id);
+            SessionInfo info = heir.session(id).orElseThrow();
+            assertThat(info.owner()).isEqualTo("heir");
+            assertThat(info.sandboxId()).isNotEqualTo(oldContainers.get(id));
+        }
+        assertThat(Duration.between(killedAt, Instant.now())).as("took over only after the lease")
+                .isGreaterThan(Duration.ofMillis(0));
+        await("the dead manager's containers are removed", Duration.ofSeconds(10),
+                () -> liveContainers().stream().noneMatch(oldContainers::containsValue));
+        for (String old : oldContainers.values()) {
+            // Exactly once: the takeover and the orphan sweep both claim the session by compare-and-set first,
+            // and the sweep skips containers the engine removed itself (see reapedOnceDuringSweep).
+            assertThat(driver.removalsOf(old)).as("removals of " + old).isEqualTo(1);
+        }
+        assertThat(liveContainers()).hasSize(sessions);
+        for (SandboxDescriptor c : Docker.containers(cleaner, fleet)) {
+            assertThat(c.owner()).isEqualTo("heir");
+        }
+    }
+}

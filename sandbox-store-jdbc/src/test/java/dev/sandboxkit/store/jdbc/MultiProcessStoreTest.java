@@ -1,0 +1,194 @@
+package dev.sandboxkit.store.jdbc;
+
+import dev.sandboxkit.spi.SessionRecord;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Several JVMs on one store: forked processes ({@link StoreWorker}) and this one write the same sessions
+ * concurrently; no update is lost, and a killed process leaves a usable database behind.
+ */
+@DisplayName("Several processes on one store")
+class MultiProcessStoreTest {
+    private static final Duration FORK_TIMEOUT = Duration.ofSeconds(60);
+
+    private static int counter(JdbcSessionStore store, String id) {
+        return Integer.parseInt(store.find(id).orElseThrow().attributes().get("counter"));
+    }
+
+    /** This JVM increments through its own store(s) on threads while a forked JVM increments too. */
+    private static void incrementTogether(String kind, String location, List<JdbcSessionStore> local, String id,
+                                          int perThread, int threadsPerStore, int forkedIncrements) throws Exception {
+        try (Fork child = Fork.start(StoreWorker.class, kind, location, "increment", id,
+                Integer.toString(forkedIncrements))) {
+            child.awaitLine("STARTED", FORK_TIMEOUT);
+            int threads = local.size() * threadsPerStore;
+            ExecutorService pool = Executors.newFixedThreadPool(threads);
+            CyclicBarrier start = new CyclicBarrier(threads);
+            try {
+                List<Future<?>> done = new ArrayList<>();
+                for (int t = 0; t < threads; t++) {
+                    JdbcSessionStore store = local.get(t % local.size());
+                    done.add(pool.submit(() -> {
+                        start.await(10, TimeUnit.SECONDS);
+                        for (int i = 0; i < perThread; i++) {
+                            StoreWorker.increment(store, id);
+                        }
+                        return null;
+                    }));
+                }
+                for (Future<?> f : done) {
+                    f.get(60, TimeUnit.SECONDS);
+                }
+            } finally {
+                pool.shutdownNow();
+            }
+            child.awaitLine("DONE", FORK_TIMEOUT);
+            child.awaitSuccess(FORK_TIMEOUT);
+        }
+    }
+
+    @Nested
+    @DisplayName("on an H2 file (AUTO_SERVER)")
+    class OnH2 {
+        @TempDir
+        Path dir;
+
+        @Test
+        @DisplayName("a second JVM opens the file while this one has it open, and no increment is lost")
+        void concurrentProcesses() throws Exception {
+            Path file = dir.resolve("shared");
+            try (JdbcSessionStore store = JdbcSessionStore.h2(file)) {
+                store.insert(StoreWorker.record("hot"));
+                incrementTogether("h2", file.toString(), List.of(store), "hot", 25, 4, 100);
+                assertThat(counter(store, "hot")).isEqualTo(4 * 25 + 100);
+                assertThat(store.find("hot").orElseThrow().version()).isEqualTo(1 + 4 * 25 + 100);
+            }
+        }
+
+        @Test
+        @DisplayName("after the JVM serving the file is killed (kill -9), the next one opens it with the data intact")
+        void afterKill() throws Exception {
+            Path file = dir.resolve("killed");
+            try (Fork holder = Fork.start(StoreWorker.class, "h2", file.toString(), "hold", "s")) {
+                holder.awaitLine("READY", FORK_TIMEOUT);
+                // While the holder serves the file, this JVM goes through its server.
+                try (JdbcSessionStore store = JdbcSessionStore.h2(file)) {
+                    assertThat(counter(store, "s")).isEqualTo(1);
+                    StoreWorker.increment(store, "s");
+                }
+                holder.kill();
+            }
+            try (JdbcSessionStore store = JdbcSessionStore.h2(file)) {
+                SessionRecord r = store.find("s").orElseThrow();
+                assertThat(r.attributes()).containsEntry("counter", "2");
+                assertThat(r.version()).isEqualTo(3);
+                StoreWorker.increment(store, "s");
+                assertThat(counter(store, "s")).isEqualTo(3);
+            }
+        }
+
+        @Test
+        @DisplayName("two JVMs creating the same new file at once both succeed, with one schema")
+        void concurrentCreation() throws Exception {
+            Path file = dir.resolve("race");
+            try (Fork a = Fork.start(StoreWorker.class, "h2", file.toString(), "insert", "a");
+                 Fork b = Fork.start(StoreWorker.class, "h2", file.toString(), "insert", "b")) {
+                assertThat(a.awaitLine("INSERTED", FORK_TIMEOUT)).isEqualTo("INSERTED true");
+                assertThat(b.awaitLine("INSERTED", FORK_TIMEOUT)).isEqualTo("INSERTED true");
+                a.awaitSuccess(FORK_TIMEOUT);
+                b.awaitSuccess(FORK_TIMEOUT);
+            }
+            try (JdbcSessionStore store = JdbcSessionStore.h2(file)) {
+                assertThat(store.find("a")).isPresent();
+                assertThat(store.find("b")).isPresent();
+            }
+        }
+    }
+
+    @Nested
+    @DisplayName("on a SQLite file (WAL)")
+    class OnSqlite {
+        @TempDir
+        Path dir;
+
+        @Test
+        @DisplayName("two JVMs increment one session at once and no increment is lost")
+        void concurrentProcesses() throws Exception {
+            Path file = dir.resolve("shared.sqlite");
+            try (JdbcSessionStore store = JdbcSessionStore.sqlite(file)) {
+                store.insert(StoreWorker.record("hot"));
+                incrementTogether("sqlite", file.toString(), List.of(store), "hot", 25, 4, 100);
+                assertThat(counter(store, "hot")).isEqualTo(200);
+            }
+        }
+
+        @Test
+        @DisplayName("after a writing JVM is killed (kill -9), its committed writes are there")
+        void afterKill() throws Exception {
+            Path file = dir.resolve("killed.sqlite");
+            try (Fork holder = Fork.start(StoreWorker.class, "sqlite", file.toString(), "hold", "s")) {
+                holder.awaitLine("READY", FORK_TIMEOUT);
+                holder.kill();
+            }
+            try (JdbcSessionStore store = JdbcSessionStore.sqlite(file)) {
+                assertThat(counter(store, "s")).isEqualTo(1);
+                StoreWorker.increment(store, "s");
+                assertThat(store.find("s").orElseThrow().version()).isEqualTo(3);
+            }
+        }
+
+        @Test
+        @DisplayName("two JVMs creating the same new file at once both succeed")
+        void concurrentCreation() throws Exception {
+            Path file = dir.resolve("race.sqlite");
+            try (Fork a = Fork.start(StoreWorker.class, "sqlite", file.toString(), "insert", "a");
+                 Fork b = Fork.start(StoreWorker.class, "sqlite", file.toString(), "insert", "b")) {
+                assertThat(a.awaitLine("INSERTED", FORK_TIMEOUT)).isEqualTo("INSERTED true");
+                assertThat(b.awaitLine("INSERTED", FORK_TIMEOUT)).isEqualTo("INSERTED true");
+                a.awaitSuccess(FORK_TIMEOUT);
+                b.awaitSuccess(FORK_TIMEOUT);
+            }
+            try (JdbcSessionStore store = JdbcSessionStore.sqlite(file)) {
+                assertThat(store.find("a")).isPresent();
+                assertThat(store.find("b")).isPresent();
+            }
+        }
+    }
+
+    @Nested
+    @DisplayName("on PostgreSQL")
+    class OnPostgres {
+
+        @Test
+        @DisplayName("threads on two stores (two managers' worth) plus another JVM lose no update on shared sessions")
+        void twoStoresAndAProcess() throws Exception {
+            String schema = Postgres.createSchema("multi");
+            try (TestPool poolA = new TestPool(Postgres.dataSource(schema), 6);
+                 TestPool poolB = new TestPool(Postgres.dataSource(schema), 6);
+                 JdbcSessionStore a = JdbcSessionStore.create(poolA);
+                 JdbcSessionStore b = JdbcSessionStore.create(poolB)) {
+                a.insert(StoreWorker.record("hot"));
+                incrementTogether("pg", schema, List.of(a, b), "hot", 20, 3, 60);
+                assertThat(counter(a, "hot")).isEqualTo(2 * 3 * 20 + 60);
+                assertThat(b.find("hot").orElseThrow().version()).isEqualTo(1 + 2 * 3 * 20 + 60);
+            } finally {
+                Postgres.dropSchema(schema);
+            }
+        }
+    }
+}
