@@ -45,6 +45,14 @@ public interface Sandbox extends AutoCloseable {
      */
     SessionInfo info();
 
+    /**
+     * Host-side access to this session's workdir: read, write, list, delete, tar upload and download. Works
+     * while the session is suspended (no container is started) and never follows what the sandbox planted.
+     *
+     * @return the files API for this session; calls throw {@link SandboxNotFoundException} once it is destroyed
+     */
+    SandboxFiles files();
+
     /** Resets the idle clock without running anything. */
     void keepAlive();
 

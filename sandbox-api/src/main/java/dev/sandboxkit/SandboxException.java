@@ -12,6 +12,7 @@ package dev.sandboxkit;
  *   <li>{@link SandboxExecException}: an exec could not be run or its output not read. A
  *       non-zero exit code is never an exception.</li>
  *   <li>{@link SessionStoreException}: the session store failed.</li>
+ *   <li>{@link SandboxFileException}: a files-API call was refused or failed; see its reason.</li>
  * </ul>
  */
 public class SandboxException extends RuntimeException {

@@ -79,6 +79,17 @@ public interface SandboxManager extends AutoCloseable {
     void keepAlive(String sessionId);
 
     /**
+     * Host-side access to the session's workdir (see {@link SandboxFiles}). Does not start or resume a
+     * container: a suspended session's files are reachable too. The session is looked up on each call, so
+     * the returned object may be kept.
+     *
+     * @param sessionId the session
+     * @return the files API for the session; its calls throw {@link SandboxNotFoundException} if the session
+     *         does not exist or was destroyed
+     */
+    SandboxFiles files(String sessionId);
+
+    /**
      * A snapshot of the session, if the store knows it.
      *
      * @param sessionId the session
@@ -172,6 +183,7 @@ public interface SandboxManager extends AutoCloseable {
         private final Map<SandboxSpec, WarmPool> warmPools = new LinkedHashMap<>();
         private Duration reconcileInterval;
         private String fleet;
+        private FileLimits fileLimits;
 
         Builder() {
         }
@@ -229,7 +241,8 @@ public interface SandboxManager extends AutoCloseable {
 
         /**
          * How often the reaper looks for idle sandboxes. Default: a quarter of the idle TTL, at most
-         * one second. A sandbox is reaped within TTL + this interval.
+         * 500 ms (a pass over 10,000 sessions costs well under a millisecond). A sandbox is reaped within
+         * TTL + this interval.
          *
          * @param interval reaper period
          * @return this builder
@@ -356,6 +369,21 @@ public interface SandboxManager extends AutoCloseable {
         }
 
         /**
+         * Limits for the files API ({@link SandboxFiles}): the largest file one call may read, write, upload
+         * or download, and the most entries one listing or tar archive may hold. Default
+         * {@link FileLimits#DEFAULT} (1 GiB, 100 000 entries).
+         *
+         * @param maxFileBytes largest single file, in bytes
+         * @param maxEntries   most entries per listing or archive
+         * @return this builder
+         */
+        public Builder fileLimits(long maxFileBytes, int maxEntries) {
+            requireUnset(fileLimits == null, "fileLimits");
+            this.fileLimits = new FileLimits(maxFileBytes, maxEntries);
+            return this;
+        }
+
+        /**
          * The fleet this manager belongs to: the managers that share one session store. Written as a label
          * on every container; the orphan sweep only considers its own fleet. Default {@code default}. Give
          * applications that share a Docker engine or namespace but not a store different fleet names.
@@ -380,7 +408,7 @@ public interface SandboxManager extends AutoCloseable {
         public SandboxManager build() {
             return LifecycleEngine.start(new ManagerSettings(driverName, driver, workspaceRoot, idleTimeout,
                     reaperInterval, leaseDuration, store, clock, scheduler, instanceId, driverProperties, listener,
-                    List.copyOf(warmPools.values()), reconcileInterval, fleet));
+                    List.copyOf(warmPools.values()), reconcileInterval, fleet, fileLimits));
         }
 
         private static void requireUnset(boolean unset, String option) {

@@ -2,6 +2,8 @@ package dev.sandboxkit.internal;
 
 import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.ExecResult;
+import dev.sandboxkit.FileLimits;
+import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.ManagerStats;
 import dev.sandboxkit.Sandbox;
 import dev.sandboxkit.SandboxAcquireException;
@@ -86,6 +88,7 @@ public final class LifecycleEngine implements SandboxManager {
     private final boolean ownsScheduler;
     private final SpecCodec specs = new SpecCodec();
     final ContainerSetup setup = new ContainerSetup();
+    final FileLimits fileLimits;
     private final Housekeeper housekeeper;
     private final Reconciler reconciler;
     private volatile boolean closed;
@@ -98,6 +101,7 @@ public final class LifecycleEngine implements SandboxManager {
         this.instanceId = instanceId;
         this.fleet = s.fleet() != null ? SessionIds.requireValidInstanceId(s.fleet()) : "default";
         this.fleetExplicit = s.fleet() != null;
+        this.fileLimits = s.fileLimits() != null ? s.fileLimits() : FileLimits.DEFAULT;
         this.ownsStore = s.store() == null;
         this.store = ownsStore ? new InMemorySessionStore() : s.store();
         Duration idle = s.idleTimeout() != null ? s.idleTimeout() : DEFAULT_IDLE_TIMEOUT;
@@ -113,7 +117,7 @@ public final class LifecycleEngine implements SandboxManager {
         }
         this.pools = Map.copyOf(byFingerprint);
         long reaperMillis = s.reaperInterval() != null ? s.reaperInterval().toMillis()
-                : Math.max(10, Math.min(1000, idleMillis / 4));
+                : Math.max(10, Math.min(500, idleMillis / 4));
         long reconcileMillis = (s.reconcileInterval() != null ? s.reconcileInterval() : DEFAULT_RECONCILE).toMillis();
         this.reconciler = new Reconciler(this);
         this.housekeeper = new Housekeeper(this, reconciler, reaperMillis, Math.max(10, leaseMillis / 3),
@@ -493,6 +497,17 @@ public final class LifecycleEngine implements SandboxManager {
     }
 
     // ---------------------------------------------------------------- keep-alive, info, release, destroy
+
+    @Override
+    public SandboxFiles files(String sessionId) {
+        SessionIds.requireValid(sessionId);
+        return new SessionFiles(this, sessionId, null);
+    }
+
+    /** The files API of one incarnation (a handle's): a later session reusing the id is not reached. */
+    SandboxFiles files(String sessionId, Instant incarnation) {
+        return new SessionFiles(this, sessionId, incarnation);
+    }
 
     @Override
     public void keepAlive(String sessionId) {

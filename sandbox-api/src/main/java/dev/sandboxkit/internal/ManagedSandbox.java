@@ -3,6 +3,7 @@ package dev.sandboxkit.internal;
 import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.ExecResult;
 import dev.sandboxkit.Sandbox;
+import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.SessionInfo;
 
@@ -38,6 +39,11 @@ final class ManagedSandbox implements Sandbox {
         return engine.session(sessionId)
                 .filter(info -> info.createdAt().equals(incarnation))
                 .orElseThrow(() -> new SandboxNotFoundException("session " + sessionId + " no longer exists"));
+    }
+
+    @Override
+    public SandboxFiles files() {
+        return engine.files(sessionId, incarnation);
     }
 
     @Override

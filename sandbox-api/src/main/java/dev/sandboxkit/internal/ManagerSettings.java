@@ -1,5 +1,6 @@
 package dev.sandboxkit.internal;
 
+import dev.sandboxkit.FileLimits;
 import dev.sandboxkit.SandboxListener;
 import dev.sandboxkit.WarmPool;
 import dev.sandboxkit.spi.SandboxDriver;
@@ -30,7 +31,8 @@ public record ManagerSettings(
         SandboxListener listener,
         List<WarmPool> warmPools,
         Duration reconcileInterval,
-        String fleet) {
+        String fleet,
+        FileLimits fileLimits) {
 
     /** Copies. */
     public ManagerSettings {

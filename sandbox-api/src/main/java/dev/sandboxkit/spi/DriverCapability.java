@@ -11,5 +11,7 @@ public enum DriverCapability {
     /** The workdir is a host directory the JVM can read (Docker bind mount). */
     HOST_WORKSPACE,
     /** Sandboxes run real processes (not a fake). */
-    REAL_PROCESSES
+    REAL_PROCESSES,
+    /** {@link SandboxDriver#files} is implemented: the files API works on this driver's workdirs. */
+    FILES
 }

@@ -2,6 +2,9 @@ package dev.sandboxkit.spi;
 
 import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.ExecResult;
+import dev.sandboxkit.FileLimits;
+import dev.sandboxkit.SandboxFileException;
+import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxSpec;
 
 import java.util.List;
@@ -96,6 +99,25 @@ public interface SandboxDriver extends AutoCloseable {
      * @throws dev.sandboxkit.SandboxNotFoundException if the sandbox does not exist when the exec starts
      */
     ExecResult exec(String sandboxId, ExecRequest request);
+
+    /**
+     * Access to a workdir for the files API, without needing a running sandbox. The engine validates and
+     * normalizes every path before calling the returned object: paths arrive relative, {@code /}-separated,
+     * without empty, {@code .} or {@code ..} components, and {@code ""} names the workdir itself.
+     * Implementations must never leave the workdir nor block on anything the sandbox planted there (links,
+     * FIFOs, devices, entries swapped mid-call), must honour the limits, and declare
+     * {@link DriverCapability#FILES}. Default: unsupported.
+     *
+     * @param workspace the location returned by {@link #createWorkspace}
+     * @param spec      the session's spec (for the sandbox user that must own what is written)
+     * @param limits    size and entry-count limits
+     * @return the files API on that workdir
+     * @throws SandboxFileException with reason {@code UNSUPPORTED} if this driver has none
+     */
+    default SandboxFiles files(String workspace, SandboxSpec spec, FileLimits limits) {
+        throw new SandboxFileException(SandboxFileException.Reason.UNSUPPORTED,
+                "the " + name() + " driver has no files API");
+    }
 
     /**
      * Hard-kills and removes a sandbox. Idempotent: removing a missing sandbox is not an error.

@@ -6,7 +6,6 @@ import dev.sandboxkit.Sandbox;
 import dev.sandboxkit.SandboxEvent;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxSpec;
-import dev.sandboxkit.SessionState;
 import dev.sandboxkit.WarmPool;
 import dev.sandboxkit.testkit.FakeDriver;
 
@@ -135,14 +134,20 @@ public final class BenchmarkMain {
     private void resume() throws Exception {
         Samples resumed = new Samples("first exec after an idle reap (resume + exec)");
         Samples cold = new Samples("cold acquire + first exec");
+        List<String> reaped = new CopyOnWriteArrayList<>();
         try (SandboxManager m = docker().idleTimeout(Duration.ofMillis(500)).reaperInterval(Duration.ofMillis(20))
-                .build()) {
+                .listener(e -> {
+                    if (e instanceof SandboxEvent.IdleReaped r) {
+                        reaped.add(r.sessionId());
+                    }
+                }).build()) {
             for (int i = 0; i < n(30); i++) {
                 String session = "b3-" + i;
                 Sandbox s = m.acquire(session, SPEC);
                 s.exec(ExecRequest.of("true"));
-                while (s.info().state() != SessionState.SUSPENDED) {
-                    Thread.sleep(10);
+                // IdleReaped is sent once the old container is gone (SUSPENDED is recorded before the removal).
+                while (!reaped.contains(session)) {
+                    Thread.sleep(5);
                 }
                 resumed.add(time(() -> check(s.exec(ExecRequest.of("true")).exitCode())));
                 String other = "b3-cold-" + i;

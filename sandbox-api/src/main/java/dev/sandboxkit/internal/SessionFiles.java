@@ -1,0 +1,153 @@
+package dev.sandboxkit.internal;
+
+import dev.sandboxkit.FileInfo;
+import dev.sandboxkit.SandboxFileException;
+import dev.sandboxkit.SandboxFiles;
+import dev.sandboxkit.SandboxSpec;
+import dev.sandboxkit.SessionState;
+import dev.sandboxkit.UploadResult;
+import dev.sandboxkit.spi.SessionRecord;
+
+import java.io.InputStream;
+import java.time.Instant;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The files API of one session, as the manager and the handles give it out: normalizes paths, finds the
+ * session's workdir on every call (live or suspended, never starting a container), counts the call as
+ * activity, and hands over to the driver's implementation, which owns all the security of touching the
+ * workdir (see {@link dev.sandboxkit.spi.SandboxDriver#files}).
+ */
+final class SessionFiles implements SandboxFiles {
+    private final LifecycleEngine engine;
+    private final String sessionId;
+    /** The handle's incarnation, or null through the manager (any incarnation). */
+    private final Instant incarnation;
+    /** Last decoded spec of a suspended session, so repeated calls do not parse it again. */
+    private volatile Decoded decoded;
+
+    private record Decoded(String encoded, SandboxSpec spec) {
+    }
+
+    SessionFiles(LifecycleEngine engine, String sessionId, Instant incarnation) {
+        this.engine = engine;
+        this.sessionId = sessionId;
+        this.incarnation = incarnation;
+    }
+
+    /** The driver's files API on the session's workdir, looked up now. */
+    private SandboxFiles target() {
+        if (engine.isClosed()) {
+            throw new IllegalStateException("sandbox manager " + engine.instanceId + " is closed");
+        }
+        SessionEntry e = engine.sessions.get(sessionId);
+        SessionRecord rec = e == null ? null : e.record;
+        SandboxSpec spec = e == null ? null : e.spec;
+        if (rec != null && spec != null && e.touch(engine.clock.millis())) {
+            return checked(rec, spec);
+        }
+        rec = engine.store.find(sessionId).orElseThrow(() -> LifecycleEngine.notFound(sessionId));
+        Decoded d = decoded;
+        if (d == null || !d.encoded().equals(rec.spec())) {
+            d = new Decoded(rec.spec(), SpecCodec.parse(rec.spec()));
+            decoded = d;
+        }
+        return checked(rec, d.spec());
+    }
+
+    private SandboxFiles checked(SessionRecord rec, SandboxSpec spec) {
+        if (rec.state() == SessionState.DESTROYED || (incarnation != null && !incarnation.equals(rec.createdAt()))) {
+            throw LifecycleEngine.notFound(sessionId);
+        }
+        return engine.driver.files(rec.workspace(), spec, engine.fileLimits);
+    }
+
+    private static String path(String path) {
+        return WorkspacePaths.normalize(path);
+    }
+
+    @Override
+    public FileInfo stat(String path) {
+        return target().stat(path(path));
+    }
+
+    @Override
+    public boolean exists(String path) {
+        return target().exists(path(path));
+    }
+
+    @Override
+    public List<FileInfo> list(String path) {
+        return target().list(path(path));
+    }
+
+    @Override
+    public byte[] readBytes(String path) {
+        return target().readBytes(path(path));
+    }
+
+    @Override
+    public InputStream newInputStream(String path) {
+        return target().newInputStream(path(path));
+    }
+
+    @Override
+    public void write(String path, byte[] content) {
+        Objects.requireNonNull(content, "content");
+        String p = path(path);
+        requireNotRoot(p, path, "write");
+        target().write(p, content);
+    }
+
+    @Override
+    public long write(String path, InputStream content) {
+        Objects.requireNonNull(content, "content");
+        String p = path(path);
+        requireNotRoot(p, path, "write");
+        return target().write(p, content);
+    }
+
+    @Override
+    public void mkdirs(String path) {
+        target().mkdirs(path(path));
+    }
+
+    @Override
+    public void delete(String path) {
+        String p = path(path);
+        requireNotRoot(p, path, "delete");
+        target().delete(p);
+    }
+
+    @Override
+    public boolean deleteRecursively(String path) {
+        String p = path(path);
+        requireNotRoot(p, path, "delete");
+        return target().deleteRecursively(p);
+    }
+
+    @Override
+    public UploadResult uploadTar(String directory, InputStream tar) {
+        Objects.requireNonNull(tar, "tar");
+        return target().uploadTar(path(directory), tar);
+    }
+
+    @Override
+    public InputStream downloadTar(String path) {
+        return target().downloadTar(path(path));
+    }
+
+    private static void requireNotRoot(String normalized, String given, String what) {
+        if (normalized.isEmpty()) {
+            throw new SandboxFileException(what.equals("write")
+                    ? SandboxFileException.Reason.IS_A_DIRECTORY : SandboxFileException.Reason.INVALID_PATH,
+                    "cannot " + what + " '" + given + "': it is the workdir itself");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "SandboxFiles[" + sessionId + "]";
+    }
+}
