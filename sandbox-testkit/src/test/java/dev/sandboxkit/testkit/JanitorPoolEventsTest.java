@@ -302,6 +302,26 @@ class JanitorPoolEventsTest {
         }
 
         @Test
+        @DisplayName("lifecycle steps run with the session id in the SLF4J MDC")
+        void mdc() {
+            List<String> seen = new CopyOnWriteArrayList<>();
+            SandboxManager m = SandboxManager.builder().driver(driver).clock(clock).scheduler(scheduler)
+                    .idleTimeout(TTL).reaperInterval(Duration.ofSeconds(1)).listener(e -> {
+                        if (!(e instanceof SandboxEvent.ExecStarted) && !(e instanceof SandboxEvent.ExecFinished)) {
+                            seen.add(e.getClass().getSimpleName() + "=" + org.slf4j.MDC.get("sandboxkit.session"));
+                        }
+                    }).build();
+            managers.add(m);
+            m.acquire("mdc-1", SPEC).exec("true");
+            scheduler.advance(TTL.plusSeconds(2));
+            m.exec("mdc-1", ExecRequest.of("true"));
+            m.destroy("mdc-1");
+
+            assertThat(seen).containsExactly("Created=mdc-1", "IdleReaped=mdc-1", "Resumed=mdc-1", "Destroyed=mdc-1");
+            assertThat(org.slf4j.MDC.get("sandboxkit.session")).isNull();
+        }
+
+        @Test
         @DisplayName("a listener that throws does not break the lifecycle")
         void throwingListener() {
             SandboxManager m = SandboxManager.builder().driver(driver).clock(clock).scheduler(scheduler)
