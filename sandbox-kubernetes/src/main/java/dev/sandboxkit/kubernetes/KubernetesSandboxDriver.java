@@ -1,0 +1,707 @@
+package dev.sandboxkit.kubernetes;
+
+import dev.sandboxkit.ExecRequest;
+import dev.sandboxkit.ExecResult;
+import dev.sandboxkit.SandboxAcquireException;
+import dev.sandboxkit.SandboxConfigurationException;
+import dev.sandboxkit.SandboxException;
+import dev.sandboxkit.SandboxSpec;
+import dev.sandboxkit.SandboxTimeoutException;
+import dev.sandboxkit.SandboxUnavailableException;
+import dev.sandboxkit.spi.CreateRequest;
+import dev.sandboxkit.spi.DriverCapability;
+import dev.sandboxkit.spi.SandboxDescriptor;
+import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.spi.SandboxLabels;
+import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.KubernetesClientTimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.math.BigDecimal;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+/**
+ * Runs each session's sandbox as one pod on a Kubernetes cluster, through the fabric8 client.
+ *
+ * <ul>
+ *   <li>The pod has one container, {@code main}, whose command is {@code sleep infinity} (the image's
+ *       entrypoint never runs), restart policy {@code Never}, no service account token, no service links
+ *       and hardened security contexts (non-root, no privilege escalation, all capabilities dropped,
+ *       RuntimeDefault seccomp), which satisfy the {@code restricted} Pod Security Standard.</li>
+ *   <li>The durable workdir is a PersistentVolumeClaim per session mounted at {@value SandboxSpec#WORKSPACE};
+ *       ephemeral sandboxes use an emptyDir instead. Removing a sandbox deletes the pod and keeps the
+ *       claim; {@link #deleteWorkspace} deletes the claim.</li>
+ *   <li>When the spec's network is {@code none} a deny-all NetworkPolicy (ingress and egress) selects the
+ *       session's pods; it is only enforced by a CNI plugin that implements NetworkPolicy.</li>
+ *   <li>Execs use the pod exec API with a small POSIX shell wrapper, so the image needs {@code /bin/sh}:
+ *       see the module documentation for how env, working directory, stdin EOF and kills work.</li>
+ * </ul>
+ *
+ * <p>Output listeners are called on a fabric8 client thread, one call at a time per exec.
+ *
+ * <pre>{@code
+ * SandboxManager manager = SandboxManager.builder()
+ *         .driver(KubernetesSandboxDriver.builder().namespace("agents").storageClass("fast").build())
+ *         .build();
+ * }</pre>
+ *
+ * <p>Thread-safe. Immutable once built.
+ */
+public final class KubernetesSandboxDriver implements SandboxDriver {
+    /** The driver's name. */
+    public static final String NAME = "kubernetes";
+    static final String DEFAULT_WORKSPACE_SIZE = "1Gi";
+    static final long DEFAULT_ID = 10001;
+    static final Duration DEFAULT_READINESS_TIMEOUT = Duration.ofSeconds(120);
+    static final Duration DEFAULT_TERMINATION_GRACE = Duration.ofSeconds(1);
+    /** How long {@link #remove} waits, beyond the grace period, for the kubelet to confirm the kill. */
+    static final Duration REMOVE_WAIT = Duration.ofSeconds(30);
+    private static final Logger log = LoggerFactory.getLogger(KubernetesSandboxDriver.class);
+    private static final AtomicInteger THREADS = new AtomicInteger();
+
+    private final KubernetesClient client;
+    private final boolean ownsClient;
+    private final Settings settings;
+    private final ExecutorService stdinWriters;
+    private final PodExec execs;
+
+    KubernetesSandboxDriver(KubernetesClient client, boolean ownsClient, Settings settings, Supplier<String> execIds) {
+        this.client = client;
+        this.ownsClient = ownsClient;
+        this.settings = settings;
+        this.stdinWriters = Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "sandboxkit-k8s-stdin-" + THREADS.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        this.execs = new PodExec(client, settings.namespace(), stdinWriters, execIds);
+    }
+
+    /**
+     * Starts a builder. Without {@link Builder#client} or {@link Builder#config}, the configuration comes
+     * from {@code Config.autoConfigure}: the kubeconfig ({@code KUBECONFIG}, {@code ~/.kube/config}) or
+     * the in-cluster service account.
+     *
+     * @return a new builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    @Override
+    public String name() {
+        return NAME;
+    }
+
+    /**
+     * Stdin with EOF, streaming, process-group kills and real processes; not a host workspace (the
+     * workdir is a volume on the cluster).
+     */
+    @Override
+    public Set<DriverCapability> capabilities() {
+        return Collections.unmodifiableSet(EnumSet.of(DriverCapability.STDIN, DriverCapability.STREAMING,
+                DriverCapability.KILL_PROCESS_GROUP, DriverCapability.REAL_PROCESSES));
+    }
+
+    /** Lists at most one pod in the namespace: proves reachability, credentials and RBAC in one call. */
+    @Override
+    public void ping() {
+        try {
+            client.pods().inNamespace(settings.namespace()).list(new ListOptionsBuilder().withLimit(1L).build());
+        } catch (KubernetesClientException e) {
+            throw Errors.translate(e, "list pods in namespace " + settings.namespace(), masterUrl(),
+                    new SandboxUnavailableException("Kubernetes API at " + masterUrl() + " answered HTTP "
+                            + e.getCode() + " when listing pods in namespace " + settings.namespace() + ": "
+                            + Errors.message(e), e));
+        }
+    }
+
+    /**
+     * Creates the session's PersistentVolumeClaim if it does not exist (waiting for a claim of the same
+     * name that is still being deleted to go), or, for an ephemeral spec, returns an emptyDir location.
+     */
+    @Override
+    public String createWorkspace(String sessionId, SandboxSpec spec) {
+        Objects.requireNonNull(sessionId, "sessionId");
+        if (spec.ephemeral()) {
+            return WorkspaceLocation.emptyDir(sessionId);
+        }
+        String name = Names.claimName(sessionId);
+        String ns = settings.namespace();
+        String location = WorkspaceLocation.claim(ns, name).toString();
+        try {
+            var resource = client.persistentVolumeClaims().inNamespace(ns).withName(name);
+            PersistentVolumeClaim existing = resource.get();
+            if (existing != null && existing.getMetadata().getDeletionTimestamp() == null) {
+                return location;
+            }
+            if (existing != null) {
+                // A destroyed session's claim, still held by its last pod: the new incarnation starts empty.
+                try {
+                    resource.waitUntilCondition(Objects::isNull, settings.readinessTimeout().toMillis(),
+                            TimeUnit.MILLISECONDS);
+                } catch (KubernetesClientTimeoutException e) {
+                    throw new SandboxTimeoutException("workspace claim " + ns + "/" + name + " is still being deleted"
+                            + " after " + settings.readinessTimeout().toSeconds() + " s", e);
+                }
+            }
+            try {
+                client.persistentVolumeClaims().inNamespace(ns).resource(Manifests.claim(settings, sessionId, name))
+                        .create();
+                log.debug("Created workspace claim {}/{} for session {}", ns, name, sessionId);
+            } catch (KubernetesClientException e) {
+                if (e.getCode() != 409) {
+                    throw e;
+                }
+                // Created concurrently by another manager: same name, same session.
+            }
+            return location;
+        } catch (KubernetesClientException e) {
+            throw Errors.createRefused(e, "workspace claim " + ns + "/" + name, masterUrl());
+        }
+    }
+
+    /** Deletes the session's claim (the volume goes with it under the usual Delete reclaim policy). */
+    @Override
+    public void deleteWorkspace(String workspace) {
+        WorkspaceLocation location = WorkspaceLocation.parse(workspace);
+        if (location.isEmptyDir()) {
+            return;
+        }
+        try {
+            client.persistentVolumeClaims().inNamespace(location.namespace()).withName(location.claim()).delete();
+        } catch (KubernetesClientException e) {
+            throw Errors.translate(e, "delete persistentvolumeclaims/" + location.claim(), masterUrl(),
+                    new SandboxException("could not delete workspace claim " + location + ": " + Errors.message(e), e));
+        }
+    }
+
+    /**
+     * Creates the policy (first, so that the pod is never reachable without it) and the pod, then waits
+     * until the container runs. On any failure both are deleted again.
+     */
+    @Override
+    public String create(CreateRequest request) {
+        SandboxSpec spec = request.spec();
+        WorkspaceLocation workspace = WorkspaceLocation.parse(request.workspace());
+        String ns = settings.namespace();
+        if (!workspace.isEmptyDir() && !ns.equals(workspace.namespace())) {
+            throw new SandboxConfigurationException("workspace " + workspace + " is in namespace "
+                    + workspace.namespace() + ", but this driver runs pods in " + ns + "; a pod can only mount a "
+                    + "claim of its own namespace");
+        }
+        String podName = Names.podName(request.sessionId());
+        Pod pod = Manifests.pod(settings, podName, request, workspace);
+        boolean policy = Manifests.wantsNetworkPolicy(settings, spec);
+        try {
+            if (policy) {
+                client.network().v1().networkPolicies().inNamespace(ns)
+                        .resource(Manifests.denyAll(settings, Names.networkPolicyName(podName), request)).create();
+            }
+            client.pods().inNamespace(ns).resource(pod).create();
+        } catch (KubernetesClientException e) {
+            deleteQuietly(podName);
+            throw Errors.createRefused(e, "pod " + ns + "/" + podName, masterUrl());
+        }
+        try {
+            PodStartup.awaitRunning(client, ns, podName, workspace.claim(), spec.image(), settings.readinessTimeout());
+        } catch (RuntimeException e) {
+            deleteQuietly(podName);
+            if (e instanceof KubernetesClientException k) {
+                throw Errors.translate(k, "watch pods/" + podName, masterUrl(),
+                        new SandboxAcquireException("pod " + ns + "/" + podName + " failed to start: "
+                                + Errors.message(k), k));
+            }
+            throw e;
+        }
+        log.debug("Pod {}/{} running for session {}", ns, podName, request.sessionId());
+        return podName;
+    }
+
+    /**
+     * Runs the command through the exec API. A missing pod is {@link dev.sandboxkit.SandboxNotFoundException};
+     * a pod deleted during the exec gives a result with {@link ExecResult.Termination#KILLED}.
+     */
+    @Override
+    public ExecResult exec(String sandboxId, ExecRequest request) {
+        Objects.requireNonNull(sandboxId, "sandboxId");
+        Objects.requireNonNull(request, "request");
+        return execs.run(sandboxId, request);
+    }
+
+    /**
+     * Deletes the pod (with the short grace period) and its policy, keeps the claim, and waits until the
+     * kubelet has confirmed the kill, so a resumed pod does not meet the old one on the claim. Idempotent.
+     */
+    @Override
+    public void remove(String sandboxId) {
+        String ns = settings.namespace();
+        try {
+            client.pods().inNamespace(ns).withName(sandboxId).withGracePeriod(settings.graceSeconds()).delete();
+            client.network().v1().networkPolicies().inNamespace(ns).withName(Names.networkPolicyName(sandboxId)).delete();
+        } catch (KubernetesClientException e) {
+            throw Errors.translate(e, "delete pods/" + sandboxId, masterUrl(),
+                    new SandboxException("could not delete pod " + ns + "/" + sandboxId + ": " + Errors.message(e), e));
+        }
+        Duration wait = Duration.ofSeconds(settings.graceSeconds()).plus(REMOVE_WAIT);
+        try {
+            client.pods().inNamespace(ns).withName(sandboxId).waitUntilCondition(Objects::isNull, wait.toMillis(),
+                    TimeUnit.MILLISECONDS);
+        } catch (KubernetesClientTimeoutException e) {
+            log.warn("Pod {}/{} is still terminating {} s after its deletion; continuing", ns, sandboxId,
+                    wait.toSeconds());
+        } catch (KubernetesClientException e) {
+            log.debug("Could not watch the deletion of pod {}/{}: {}", ns, sandboxId, e.toString());
+        }
+    }
+
+    /**
+     * Pods with all the given labels (and {@value SandboxLabels#MANAGED}). A session label in the selector
+     * is sanitised for the query; the result carries the exact session id from the annotation.
+     */
+    @Override
+    public List<SandboxDescriptor> list(Map<String, String> labels) {
+        Map<String, String> selector = new HashMap<>(labels);
+        selector.put(SandboxLabels.MANAGED, "true");
+        String exact = labels.get(SandboxLabels.SESSION);
+        if (exact != null) {
+            selector.put(SandboxLabels.SESSION, Names.sessionLabel(exact));
+        }
+        List<Pod> pods;
+        try {
+            pods = client.pods().inNamespace(settings.namespace()).withLabels(selector).list().getItems();
+        } catch (KubernetesClientException e) {
+            throw Errors.translate(e, "list pods", masterUrl(),
+                    new SandboxException("could not list pods: " + Errors.message(e), e));
+        }
+        List<SandboxDescriptor> out = new ArrayList<>(pods.size());
+        for (Pod pod : pods) {
+            Map<String, String> podLabels = new HashMap<>(pod.getMetadata().getLabels() == null ? Map.of()
+                    : pod.getMetadata().getLabels());
+            Map<String, String> annotations = pod.getMetadata().getAnnotations() == null ? Map.of()
+                    : pod.getMetadata().getAnnotations();
+            String session = annotations.get(SandboxLabels.SESSION);
+            if (exact != null && !exact.equals(session)) {
+                continue; // another id that sanitises to the same label value
+            }
+            if (session != null) {
+                podLabels.put(SandboxLabels.SESSION, session);
+            }
+            out.add(new SandboxDescriptor(pod.getMetadata().getName(), podLabels,
+                    createdAt(pod.getMetadata().getCreationTimestamp()), PodStartup.isRunning(pod)));
+        }
+        return out;
+    }
+
+    /** Closes the client if the driver created it, and stops the stdin writer threads. */
+    @Override
+    public void close() {
+        stdinWriters.shutdownNow();
+        if (ownsClient) {
+            client.close();
+        }
+    }
+
+    /** The namespace this driver works in. */
+    String namespace() {
+        return settings.namespace();
+    }
+
+    Settings settings() {
+        return settings;
+    }
+
+    KubernetesClient client() {
+        return client;
+    }
+
+    private void deleteQuietly(String podName) {
+        String ns = settings.namespace();
+        try {
+            client.pods().inNamespace(ns).withName(podName).withGracePeriod(settings.graceSeconds()).delete();
+        } catch (KubernetesClientException e) {
+            log.warn("Could not delete half-created pod {}/{}: {}", ns, podName, e.toString());
+        }
+        try {
+            client.network().v1().networkPolicies().inNamespace(ns).withName(Names.networkPolicyName(podName)).delete();
+        } catch (KubernetesClientException e) {
+            log.warn("Could not delete the network policy of pod {}/{}: {}", ns, podName, e.toString());
+        }
+    }
+
+    private String masterUrl() {
+        return String.valueOf(client.getMasterUrl());
+    }
+
+    private static Instant createdAt(String timestamp) {
+        if (timestamp == null) {
+            return Instant.EPOCH;
+        }
+        try {
+            return Instant.parse(timestamp);
+        } catch (DateTimeParseException e) {
+            return Instant.EPOCH;
+        }
+    }
+
+    /**
+     * Configures a {@link KubernetesSandboxDriver}. Each option can be set once; {@link #build()} validates
+     * them all. Not thread-safe.
+     */
+    public static final class Builder {
+        private final Set<String> assigned = new HashSet<>();
+        private KubernetesClient client;
+        private Config config;
+        private String kubeContext;
+        private String namespace;
+        private String storageClass;
+        private String workspaceSize = DEFAULT_WORKSPACE_SIZE;
+        private long runAsUser = DEFAULT_ID;
+        private long runAsGroup = DEFAULT_ID;
+        private long fsGroup = DEFAULT_ID;
+        private boolean readOnlyRootFilesystem;
+        private Duration readinessTimeout = DEFAULT_READINESS_TIMEOUT;
+        private Boolean networkPolicy;
+        private Duration terminationGracePeriod = DEFAULT_TERMINATION_GRACE;
+        private double requestRatio = 1.0;
+        private String runtimeClassName;
+        private List<String> imagePullSecrets = List.of();
+        private String owner;
+        private Supplier<String> execIds = Names::execId;
+
+        private Builder() {
+        }
+
+        private void once(String option) {
+            if (!assigned.add(option)) {
+                throw new IllegalStateException(option + " is already set");
+            }
+        }
+
+        /**
+         * Uses this client. The driver does not close it. Excludes {@link #config} and {@link #kubeContext}.
+         *
+         * @param kubernetesClient the client
+         * @return this builder
+         */
+        public Builder client(KubernetesClient kubernetesClient) {
+            once("client");
+            this.client = Objects.requireNonNull(kubernetesClient, "client");
+            return this;
+        }
+
+        /**
+         * Builds the driver's own client from this configuration instead of {@code Config.autoConfigure}.
+         *
+         * @param clientConfig the fabric8 configuration
+         * @return this builder
+         */
+        public Builder config(Config clientConfig) {
+            once("config");
+            this.config = Objects.requireNonNull(clientConfig, "config");
+            return this;
+        }
+
+        /**
+         * Uses this kubeconfig context for {@code Config.autoConfigure} instead of the current one.
+         *
+         * @param context context name
+         * @return this builder
+         */
+        public Builder kubeContext(String context) {
+            once("kubeContext");
+            this.kubeContext = Objects.requireNonNull(context, "kubeContext");
+            return this;
+        }
+
+        /**
+         * The namespace of all pods, claims and policies. Default: the client's namespace, else {@code default}.
+         *
+         * @param name namespace
+         * @return this builder
+         */
+        public Builder namespace(String name) {
+            once("namespace");
+            this.namespace = Objects.requireNonNull(name, "namespace");
+            return this;
+        }
+
+        /**
+         * The storage class of workspace claims. Default: the cluster's default class.
+         *
+         * @param name storage class name
+         * @return this builder
+         */
+        public Builder storageClass(String name) {
+            once("storageClass");
+            this.storageClass = Objects.requireNonNull(name, "storageClass");
+            return this;
+        }
+
+        /**
+         * The requested size of each workspace claim, a Kubernetes quantity such as {@code 1Gi} (the default);
+         * also the size limit of an ephemeral sandbox's emptyDir workdir.
+         *
+         * @param quantity size
+         * @return this builder
+         */
+        public Builder workspaceSize(String quantity) {
+            once("workspaceSize");
+            this.workspaceSize = Objects.requireNonNull(quantity, "workspaceSize");
+            return this;
+        }
+
+        /**
+         * The uid of sandboxes whose spec names no user. Default 10001.
+         *
+         * @param uid user id, not 0
+         * @return this builder
+         */
+        public Builder runAsUser(long uid) {
+            once("runAsUser");
+            this.runAsUser = uid;
+            return this;
+        }
+
+        /**
+         * The gid of sandboxes whose spec names no group. Default 10001.
+         *
+         * @param gid group id
+         * @return this builder
+         */
+        public Builder runAsGroup(long gid) {
+            once("runAsGroup");
+            this.runAsGroup = gid;
+            return this;
+        }
+
+        /**
+         * The group that owns mounted volumes, so that the workspace is writable whatever the uid. Default 10001.
+         *
+         * @param gid group id
+         * @return this builder
+         */
+        public Builder fsGroup(long gid) {
+            once("fsGroup");
+            this.fsGroup = gid;
+            return this;
+        }
+
+        /**
+         * Forces a read-only root filesystem on every sandbox, even when the spec does not ask. Default false
+         * (the spec decides).
+         *
+         * @param readOnly whether to force it
+         * @return this builder
+         */
+        public Builder readOnlyRootFilesystem(boolean readOnly) {
+            once("readOnlyRootFilesystem");
+            this.readOnlyRootFilesystem = readOnly;
+            return this;
+        }
+
+        /**
+         * How long {@code create} waits for the container to run (image pull included). Default 120 s.
+         *
+         * @param timeout positive duration
+         * @return this builder
+         */
+        public Builder readinessTimeout(Duration timeout) {
+            once("readinessTimeout");
+            this.readinessTimeout = Objects.requireNonNull(timeout, "readinessTimeout");
+            return this;
+        }
+
+        /**
+         * Whether each sandbox gets a deny-all (ingress and egress) NetworkPolicy. Default: when the spec's
+         * network is {@code none}.
+         *
+         * @param enabled always on or always off
+         * @return this builder
+         */
+        public Builder networkPolicy(boolean enabled) {
+            once("networkPolicy");
+            this.networkPolicy = enabled;
+            return this;
+        }
+
+        /**
+         * The pods' termination grace period. Default 1 s; rounded up to whole seconds, at least 1 (0 would
+         * be a force deletion, which can leave the container running on its node).
+         *
+         * @param grace grace period
+         * @return this builder
+         */
+        public Builder terminationGracePeriod(Duration grace) {
+            once("terminationGracePeriod");
+            this.terminationGracePeriod = Objects.requireNonNull(grace, "terminationGracePeriod");
+            return this;
+        }
+
+        /**
+         * Resource requests as a fraction of the spec's limits, in (0, 1]. Default 1 (requests = limits).
+         * Lower values pack more idle sandboxes per node at the risk of memory pressure.
+         *
+         * @param ratio fraction
+         * @return this builder
+         */
+        public Builder resourceRequestRatio(double ratio) {
+            once("resourceRequestRatio");
+            this.requestRatio = ratio;
+            return this;
+        }
+
+        /**
+         * A RuntimeClass for the pods, for example {@code gvisor} or {@code kata}, for a stronger boundary
+         * than a container. Default: the cluster's default runtime.
+         *
+         * @param name RuntimeClass name
+         * @return this builder
+         */
+        public Builder runtimeClassName(String name) {
+            once("runtimeClassName");
+            this.runtimeClassName = Objects.requireNonNull(name, "runtimeClassName");
+            return this;
+        }
+
+        /**
+         * Secrets for pulling sandbox images from private registries.
+         *
+         * @param names secret names in the namespace
+         * @return this builder
+         */
+        public Builder imagePullSecrets(String... names) {
+            once("imagePullSecrets");
+            this.imagePullSecrets = List.copyOf(Arrays.asList(names));
+            return this;
+        }
+
+        /** The manager instance id, set by the provider, for the workspace claims' owner label. */
+        Builder owner(String instanceId) {
+            once("owner");
+            this.owner = instanceId;
+            return this;
+        }
+
+        /** Fixes the exec marker values; tests use it to predict the exec URL. */
+        Builder execIds(Supplier<String> ids) {
+            once("execIds");
+            this.execIds = Objects.requireNonNull(ids, "execIds");
+            return this;
+        }
+
+        /**
+         * Validates the options and builds the driver (and its client, unless one was given). Does not
+         * contact the cluster.
+         *
+         * @return the driver
+         * @throws IllegalArgumentException if an option is invalid
+         * @throws IllegalStateException    if both a client and a configuration were given
+         */
+        public KubernetesSandboxDriver build() {
+            if (client != null && (config != null || kubeContext != null)) {
+                throw new IllegalStateException("client(..) excludes config(..) and kubeContext(..)");
+            }
+            if (config != null && kubeContext != null) {
+                throw new IllegalStateException("config(..) excludes kubeContext(..)");
+            }
+            Settings settings = validate();
+            KubernetesClient c = client;
+            boolean owns = false;
+            if (c == null) {
+                Config cfg = config != null ? config : autoConfigure(kubeContext);
+                c = new KubernetesClientBuilder().withConfig(cfg).build();
+                owns = true;
+            }
+            String ns = namespace != null ? namespace : c.getNamespace() != null ? c.getNamespace() : "default";
+            if (!Names.isDnsLabel(ns)) {
+                if (owns) {
+                    c.close();
+                }
+                throw new IllegalArgumentException("namespace must be a DNS-1123 label: " + ns);
+            }
+            Settings resolved = new Settings(ns, settings.storageClass(), settings.workspaceSize(), settings.runAsUser(),
+                    settings.runAsGroup(), settings.fsGroup(), settings.readOnlyRootFilesystem(),
+                    settings.readinessTimeout(), settings.networkPolicy(), settings.terminationGrace(),
+                    settings.requestRatio(), settings.runtimeClassName(), settings.imagePullSecrets(), settings.owner());
+            return new KubernetesSandboxDriver(c, owns, resolved, execIds);
+        }
+
+        private Settings validate() {
+            Quantity size;
+            try {
+                size = Quantity.parse(workspaceSize);
+            } catch (RuntimeException e) {
+                throw new IllegalArgumentException("workspaceSize is not a Kubernetes quantity: " + workspaceSize, e);
+            }
+            if (size.getNumericalAmount().compareTo(BigDecimal.ZERO) <= 0) {
+                throw new IllegalArgumentException("workspaceSize must be positive: " + workspaceSize);
+            }
+            if (runAsUser <= 0) {
+                throw new IllegalArgumentException("runAsUser must be a non-root uid (> 0): " + runAsUser);
+            }
+            if (runAsGroup < 0 || fsGroup < 0) {
+                throw new IllegalArgumentException("runAsGroup and fsGroup must be >= 0");
+            }
+            if (readinessTimeout.isNegative() || readinessTimeout.isZero()) {
+                throw new IllegalArgumentException("readinessTimeout must be positive: " + readinessTimeout);
+            }
+            if (terminationGracePeriod.isNegative()) {
+                throw new IllegalArgumentException("terminationGracePeriod must be >= 0: " + terminationGracePeriod);
+            }
+            if (!(requestRatio > 0 && requestRatio <= 1)) {
+                throw new IllegalArgumentException("resourceRequestRatio must be in (0, 1]: " + requestRatio);
+            }
+            if (storageClass != null && storageClass.isBlank()) {
+                throw new IllegalArgumentException("storageClass must not be blank");
+            }
+            for (String secret : imagePullSecrets) {
+                if (secret == null || secret.isBlank()) {
+                    throw new IllegalArgumentException("image pull secret names must not be blank");
+                }
+            }
+            return new Settings(namespace, storageClass, workspaceSize, runAsUser, runAsGroup, fsGroup,
+                    readOnlyRootFilesystem, readinessTimeout, networkPolicy, terminationGracePeriod, requestRatio,
+                    runtimeClassName, imagePullSecrets, owner);
+        }
+
+        /**
+         * fabric8's auto-configuration with fewer retries: its default of ten exponential retries would make
+         * an unreachable API look like a hang (about 100 s) before {@code ping} could report it.
+         */
+        static Config autoConfigure(String context) {
+            Config cfg = Config.autoConfigure(context);
+            if (System.getProperty("kubernetes.request.retry.backoffLimit") == null
+                    && System.getenv("KUBERNETES_REQUEST_RETRY_BACKOFFLIMIT") == null) {
+                cfg.setRequestRetryBackoffLimit(2);
+            }
+            return cfg;
+        }
+    }
+}

@@ -1,0 +1,155 @@
+package dev.sandboxkit.kubernetes;
+
+import dev.sandboxkit.ExecRequest;
+import dev.sandboxkit.ExecResult;
+import dev.sandboxkit.SandboxSpec;
+import dev.sandboxkit.spi.CreateRequest;
+import dev.sandboxkit.spi.DriverCapability;
+import dev.sandboxkit.spi.DriverContext;
+import dev.sandboxkit.spi.SandboxDescriptor;
+import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.testkit.tck.SandboxDriverTck;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMixedDispatcher;
+import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.fabric8.mockwebserver.Context;
+import io.fabric8.mockwebserver.MockWebServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.ConditionEvaluationResult;
+import org.junit.jupiter.api.extension.ExecutionCondition;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+import java.lang.reflect.Method;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The conformance kit against fabric8's mock API server, for what a mock can honestly serve: the
+ * lifecycle, labels, listing, workspaces, idempotency and concurrent acquires. The mock has no kubelet,
+ * so no process ever runs:
+ * <ul>
+ *   <li>the driver is presented with no capabilities, so every test that requires
+ *       {@link DriverCapability#REAL_PROCESSES} (all exec behaviour), {@code STDIN}, {@code STREAMING} or
+ *       {@code KILL_PROCESS_GROUP} is skipped by the kit's own assumption;</li>
+ *   <li>the tests that exec without asking for a capability (they write and read files in the workdir)
+ *       are disabled by {@link NeedsRealCluster}, with the reason.</li>
+ * </ul>
+ * The full kit, these included, runs against a real cluster with {@code -Pkubernetes-it}
+ * ({@link KubernetesClusterTckIT}). Pod status comes from {@link FakeKubelet}.
+ */
+@ExtendWith(KubernetesMockTckTest.NeedsRealCluster.class)
+class KubernetesMockTckTest extends SandboxDriverTck {
+    private static final AtomicInteger NAMESPACES = new AtomicInteger();
+    private static KubernetesMockServer server;
+    private static KubernetesClient client;
+
+    @BeforeAll
+    @SuppressWarnings("deprecation") // jsonMapper(): what fabric8's own JUnit extension passes to the mock
+    static void startMockApiServer() {
+        // What @EnableKubernetesMockClient(crud = true) builds, kept for the whole class.
+        server = new KubernetesMockServer(new Context(Serialization.jsonMapper()), new MockWebServer(), new HashMap<>(),
+                new KubernetesMixedDispatcher(new HashMap<>()), true);
+        server.init();
+        client = server.createClient();
+    }
+
+    @AfterAll
+    static void stopMockApiServer() {
+        client.close();
+        server.destroy();
+    }
+
+    @Override
+    protected SandboxDriver createDriver(DriverContext context) {
+        String ns = "tck-" + NAMESPACES.incrementAndGet();
+        KubernetesSandboxDriver driver = KubernetesSandboxDriver.builder().client(client).namespace(ns)
+                .owner(context.instanceId()).build();
+        return new WithoutProcesses(driver, new FakeKubelet(client, ns, p -> FakeKubelet.Mode.RUN));
+    }
+
+    /** Disables the kit's tests that run commands without declaring it through a capability. */
+    static final class NeedsRealCluster implements ExecutionCondition {
+        static final Map<String, String> EXEC_WITHOUT_CAPABILITY = Map.of(
+                "createThenExecAndList", "runs `true` in the new sandbox",
+                "survivesReap", "writes and reads a file in the workdir",
+                "survivesSpecChange", "writes and reads a file in the workdir",
+                "sessionsAreIsolated", "writes and reads files in the workdirs",
+                "destroyEmptiesWorkdir", "writes and reads a file in the workdir");
+
+        @Override
+        public ConditionEvaluationResult evaluateExecutionCondition(ExtensionContext context) {
+            String why = context.getTestMethod().map(Method::getName).map(EXEC_WITHOUT_CAPABILITY::get).orElse(null);
+            return why == null ? ConditionEvaluationResult.enabled("no exec")
+                    : ConditionEvaluationResult.disabled("needs a real cluster: the test " + why
+                    + ", and the mock API server has no kubelet to run it (run with -Pkubernetes-it)");
+        }
+    }
+
+    /** The real driver on the mock, minus the capabilities only a kubelet could deliver. */
+    private static final class WithoutProcesses implements SandboxDriver {
+        private final KubernetesSandboxDriver driver;
+        private final FakeKubelet kubelet;
+
+        WithoutProcesses(KubernetesSandboxDriver driver, FakeKubelet kubelet) {
+            this.driver = driver;
+            this.kubelet = kubelet;
+        }
+
+        @Override
+        public String name() {
+            return driver.name();
+        }
+
+        @Override
+        public Set<DriverCapability> capabilities() {
+            return Set.of();
+        }
+
+        @Override
+        public void ping() {
+            driver.ping();
+        }
+
+        @Override
+        public String createWorkspace(String sessionId, SandboxSpec spec) {
+            return driver.createWorkspace(sessionId, spec);
+        }
+
+        @Override
+        public void deleteWorkspace(String workspace) {
+            driver.deleteWorkspace(workspace);
+        }
+
+        @Override
+        public String create(CreateRequest request) {
+            return driver.create(request);
+        }
+
+        @Override
+        public ExecResult exec(String sandboxId, ExecRequest request) {
+            return driver.exec(sandboxId, request);
+        }
+
+        @Override
+        public void remove(String sandboxId) {
+            driver.remove(sandboxId);
+        }
+
+        @Override
+        public List<SandboxDescriptor> list(Map<String, String> labels) {
+            return driver.list(labels);
+        }
+
+        @Override
+        public void close() {
+            kubelet.close();
+            driver.close();
+        }
+    }
+}
