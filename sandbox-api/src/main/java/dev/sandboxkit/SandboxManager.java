@@ -133,8 +133,10 @@ public interface SandboxManager extends AutoCloseable {
 
     /**
      * A ready-made text for an agent's system prompt that tells the model how this sandbox behaves: which
-     * directory persists, what is lost after idle time, that each command runs in a fresh shell, and the
-     * network and lifetime limits of the spec.
+     * directory persists, what is lost after idle time, that each command runs in a fresh shell, the
+     * network and lifetime limits of the spec, and that results are collected from the workdir as regular files.
+     * The text never mentions {@link #files(String)}: that API belongs to the application, the model cannot
+     * call it and only sees its effects as files appearing in, or being read from, the workdir.
      *
      * @param spec the spec the agent's sandbox uses
      * @return plain text, a few lines

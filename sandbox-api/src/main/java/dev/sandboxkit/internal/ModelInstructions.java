@@ -24,13 +24,19 @@ final class ModelInstructions {
             b.append("- After ").append(human(idleTimeout)).append(" without activity the sandbox is stopped; your next "
                     + "command restarts it automatically with ").append(SandboxSpec.WORKSPACE).append(" intact.\n");
         }
+        // The host reads and writes /workspace through the files API, which the model cannot call or see.
+        b.append("- Input files from the user are placed in ").append(SandboxSpec.WORKSPACE).append(", and the ")
+                .append("application collects your results from there: you have no separate upload or download tool. "
+                        + "Save deliverables as regular files in ").append(SandboxSpec.WORKSPACE)
+                .append(" (symbolic links, pipes and device files are not collected).\n");
         if (spec.maxLifetime() != null) {
             b.append("- A sandbox runs for at most ").append(human(spec.maxLifetime()))
                     .append("; longer work is cut off, so save progress to files as you go.\n");
         }
         b.append("- Each command runs in a fresh shell: `cd` and `export` do not carry over to the next command. "
                 + "Use paths relative to ").append(SandboxSpec.WORKSPACE).append(" or chain commands with `&&`.\n");
-        b.append("- Commands run as an unprivileged user without sudo.\n");
+        b.append("- Commands run as an unprivileged user without sudo, so system package managers do not work; "
+                + "install tools inside ").append(SandboxSpec.WORKSPACE).append(" if they must survive a restart.\n");
         if ("none".equals(spec.network())) {
             b.append("- There is no network access.\n");
         } else if (spec.proxy() != null) {

@@ -69,27 +69,32 @@ final class SessionFiles implements SandboxFiles {
 
     @Override
     public FileInfo stat(String path) {
-        return target().stat(path(path));
+        String p = path(path);
+        return target().stat(p);
     }
 
     @Override
     public boolean exists(String path) {
-        return target().exists(path(path));
+        String p = path(path);
+        return target().exists(p);
     }
 
     @Override
     public List<FileInfo> list(String path) {
-        return target().list(path(path));
+        String p = path(path);
+        return target().list(p);
     }
 
     @Override
     public byte[] readBytes(String path) {
-        return target().readBytes(path(path));
+        String p = path(path);
+        return target().readBytes(p);
     }
 
     @Override
     public InputStream newInputStream(String path) {
-        return target().newInputStream(path(path));
+        String p = path(path);
+        return target().newInputStream(p);
     }
 
     @Override
@@ -110,7 +115,8 @@ final class SessionFiles implements SandboxFiles {
 
     @Override
     public void mkdirs(String path) {
-        target().mkdirs(path(path));
+        String p = path(path);
+        target().mkdirs(p);
     }
 
     @Override
@@ -130,12 +136,14 @@ final class SessionFiles implements SandboxFiles {
     @Override
     public UploadResult uploadTar(String directory, InputStream tar) {
         Objects.requireNonNull(tar, "tar");
-        return target().uploadTar(path(directory), tar);
+        String p = path(directory);
+        return target().uploadTar(p, tar);
     }
 
     @Override
     public InputStream downloadTar(String path) {
-        return target().downloadTar(path(path));
+        String p = path(path);
+        return target().downloadTar(p);
     }
 
     private static void requireNotRoot(String normalized, String given, String what) {

@@ -120,7 +120,9 @@ public interface SandboxDriver extends AutoCloseable {
     }
 
     /**
-     * Hard-kills and removes a sandbox. Idempotent: removing a missing sandbox is not an error.
+     * Hard-kills and removes a sandbox, and returns only once it is gone: the engine may start a new
+     * sandbox on the same workdir right after (a volume that one node mounts at a time must be free).
+     * Idempotent: removing a missing sandbox is not an error.
      *
      * @param sandboxId the sandbox
      */
