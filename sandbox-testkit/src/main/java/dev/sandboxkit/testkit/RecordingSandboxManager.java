@@ -4,6 +4,7 @@ import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.ExecResult;
 import dev.sandboxkit.ManagerStats;
 import dev.sandboxkit.Sandbox;
+import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SessionInfo;
@@ -45,6 +46,11 @@ final class RecordingSandboxManager implements SandboxManager {
     @Override
     public ExecResult exec(String sessionId, ExecRequest request) {
         return delegate.exec(sessionId, request);
+    }
+
+    @Override
+    public SandboxFiles files(String sessionId) {
+        return delegate.files(sessionId);
     }
 
     @Override
