@@ -25,9 +25,9 @@ final class ModelInstructions {
                     + "command restarts it automatically with ").append(SandboxSpec.WORKSPACE).append(" intact.\n");
         }
         // The host reads and writes /workspace through the files API, which the model cannot call or see.
-        b.append("- Input files from the user are placed in ").append(SandboxSpec.WORKSPACE).append(", and the ")
-                .append("application collects your results from there: you have no separate upload or download tool. "
-                        + "Save deliverables as regular files in ").append(SandboxSpec.WORKSPACE)
+        b.append("- Input files given to you are placed in ").append(SandboxSpec.WORKSPACE).append(", and the ")
+                .append("application collects your results from there; you have no separate upload or download tool. "
+                        + "Save files meant for the user as regular files in ").append(SandboxSpec.WORKSPACE)
                 .append(" (symbolic links, pipes and device files are not collected).\n");
         if (spec.maxLifetime() != null) {
             b.append("- A sandbox runs for at most ").append(human(spec.maxLifetime()))

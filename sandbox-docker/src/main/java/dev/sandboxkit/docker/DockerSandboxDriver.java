@@ -20,11 +20,13 @@ import com.github.dockerjava.core.DockerClientImpl;
 import com.github.dockerjava.zerodep.ZerodepDockerHttpClient;
 import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.ExecResult;
+import dev.sandboxkit.FileLimits;
 import dev.sandboxkit.PullPolicy;
 import dev.sandboxkit.SandboxAcquireException;
 import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxEvent;
 import dev.sandboxkit.SandboxException;
+import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SandboxUnavailableException;
 import dev.sandboxkit.spi.CreateRequest;
@@ -116,7 +118,7 @@ final class DockerSandboxDriver implements SandboxDriver {
     @Override
     public Set<DriverCapability> capabilities() {
         return EnumSet.of(DriverCapability.STDIN, DriverCapability.KILL_PROCESS_GROUP, DriverCapability.STREAMING,
-                DriverCapability.HOST_WORKSPACE, DriverCapability.REAL_PROCESSES);
+                DriverCapability.HOST_WORKSPACE, DriverCapability.REAL_PROCESSES, DriverCapability.FILES);
     }
 
     @Override
@@ -132,6 +134,12 @@ final class DockerSandboxDriver implements SandboxDriver {
     @Override
     public void deleteWorkspace(String workspace) {
         workspaces.delete(workspace);
+    }
+
+    /** Host-side, on the bind-mounted directory; no container needed (see {@link HostFiles}). */
+    @Override
+    public SandboxFiles files(String workspace, SandboxSpec spec, FileLimits limits) {
+        return workspaces.files(workspace, spec, limits);
     }
 
     /** Renames the slot's host directory to the session's; the running container's mount follows it. */

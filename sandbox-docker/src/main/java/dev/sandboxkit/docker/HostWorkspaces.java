@@ -1,7 +1,9 @@
 package dev.sandboxkit.docker;
 
+import dev.sandboxkit.FileLimits;
 import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxException;
+import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxSpec;
 
 import java.io.IOException;
@@ -38,6 +40,7 @@ final class HostWorkspaces {
     private final String defaultUser;
     private final int jvmUid;
     private final int jvmGid;
+    private final HostFiles.Staging staging;
 
     HostWorkspaces(Path root, String defaultUser) {
         this.root = root.toAbsolutePath().normalize();
@@ -45,6 +48,16 @@ final class HostWorkspaces {
         int[] ids = jvmIds();
         this.jvmUid = ids[0];
         this.jvmGid = ids[1];
+        this.staging = new HostFiles.Staging(this.root);
+    }
+
+    /** The files API on a workdir (see {@link HostFiles}); only direct children of the root qualify. */
+    SandboxFiles files(String location, SandboxSpec spec, FileLimits limits) {
+        Path dir = directChild(location);
+        String user = sandboxUser(spec);
+        int uid = Integer.parseInt(user.split(":", 2)[0]);
+        int gid = user.contains(":") ? Integer.parseInt(user.split(":", 2)[1]) : uid;
+        return new HostFiles(dir.toString(), staging, uid, gid, jvmUid == 0, limits);
     }
 
     Path root() {

@@ -836,6 +836,41 @@ public abstract class SandboxDriverTck {
 
             assertThat(fresh.exec(readFileRequest("old.txt")).exitCode()).isNotZero();
         }
+
+        @Test
+        @DisplayName("files API: what the host writes the sandbox reads and back, also while the session is suspended")
+        void filesApi() {
+            requireCapability(DriverCapability.FILES);
+            Sandbox sandbox = acquire();
+            sandbox.files().write("dir/from-host.txt", "host".getBytes(StandardCharsets.UTF_8));
+            assertThat(readFile(sandbox, "dir/from-host.txt")).isEqualTo("host");
+            writeFile(sandbox, "from-sandbox.txt", "sandbox");
+            assertThat(sandbox.files().readBytes("/workspace/from-sandbox.txt"))
+                    .isEqualTo("sandbox".getBytes(StandardCharsets.UTF_8));
+
+            scheduler.advance(TTL.plus(REAPER_INTERVAL));
+            assertThat(sandbox.info().state()).isEqualTo(SessionState.SUSPENDED);
+            sandbox.files().write("while-suspended.txt", "later".getBytes(StandardCharsets.UTF_8));
+            assertThat(sandbox.files().list("")).extracting(dev.sandboxkit.FileInfo::name)
+                    .contains("dir", "from-sandbox.txt", "while-suspended.txt");
+            assertThat(sandbox.info().state()).as("the files API starts no sandbox").isEqualTo(SessionState.SUSPENDED);
+            assertThat(readFile(sandbox, "while-suspended.txt")).isEqualTo("later");
+        }
+
+        @Test
+        @DisplayName("files API never follows a link the sandbox planted, and replaces a link it writes over")
+        void filesApiNeverFollowsLinks() {
+            requireCapability(DriverCapability.FILES, DriverCapability.REAL_PROCESSES);
+            Sandbox sandbox = acquire();
+            assertSucceeded(sandbox.exec(ExecRequest.shell("cd /workspace && ln -s / root && ln -s /etc/passwd pw")));
+            assertThatThrownBy(() -> sandbox.files().readBytes("root/etc/passwd"))
+                    .isInstanceOf(dev.sandboxkit.SandboxFileException.class);
+            assertThatThrownBy(() -> sandbox.files().readBytes("pw"))
+                    .isInstanceOf(dev.sandboxkit.SandboxFileException.class);
+            sandbox.files().write("pw", "mine".getBytes(StandardCharsets.UTF_8));
+            assertThat(sandbox.files().stat("pw").type()).isEqualTo(dev.sandboxkit.FileType.FILE);
+            assertThat(readFile(sandbox, "pw")).isEqualTo("mine");
+        }
     }
 
     // ------------------------------------------------------------------ labels
