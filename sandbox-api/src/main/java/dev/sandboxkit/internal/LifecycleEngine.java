@@ -196,28 +196,37 @@ public final class LifecycleEngine implements SandboxManager {
         checkOpen();
         String encoded = specs.intern(SpecCodec.encode(spec));
         String fingerprint = specs.intern(SpecCodec.fingerprint(encoded));
+        return underLifecycleLock(sessionId, e -> {
+            if (e.isActive()) {
+                if (fingerprint.equals(e.record.specFingerprint())) {
+                    e.touch(clock.millis());
+                    return new ManagedSandbox(this, sessionId, e.record.createdAt());
+                }
+                log.info("Session {}: spec changed, replacing container {} (workdir kept)", sessionId,
+                        shortId(e.sandboxId()));
+                stop(e, StopReason.SPEC_CHANGED);
+                if (e.isGone()) {
+                    throw new StaleRecord(); // another manager took it over meanwhile: look again
+                }
+            }
+            acquireLocked(e, spec, encoded, fingerprint);
+            return new ManagedSandbox(this, sessionId, e.record.createdAt());
+        });
+    }
+
+    /**
+     * Runs a lifecycle step with the session's lifecycle lock held and the session id in the MDC. A step
+     * that lost a compare-and-set ({@link StaleRecord}) is retried from a fresh read, a few times.
+     */
+    private <T> T underLifecycleLock(String sessionId, java.util.function.Function<SessionEntry, T> step) {
         try (MDC.MDCCloseable ignored = MDC.putCloseable(MDC_SESSION, sessionId)) {
             for (int attempt = 1; ; attempt++) {
                 SessionEntry e = sessions.computeIfAbsent(sessionId, SessionEntry::new);
                 e.lifecycle.lock();
                 try {
-                    if (e.isGone()) {
-                        continue;
+                    if (!e.isGone()) {
+                        return step.apply(e);
                     }
-                    if (e.isActive()) {
-                        if (fingerprint.equals(e.record.specFingerprint())) {
-                            e.touch(clock.millis());
-                            return new ManagedSandbox(this, sessionId, e.record.createdAt());
-                        }
-                        log.info("Session {}: spec changed, replacing container {} (workdir kept)", sessionId,
-                                shortId(e.sandboxId()));
-                        stop(e, StopReason.SPEC_CHANGED);
-                        if (e.isGone()) {
-                            continue;
-                        }
-                    }
-                    acquireLocked(e, spec, encoded, fingerprint);
-                    return new ManagedSandbox(this, sessionId, e.record.createdAt());
                 } catch (StaleRecord stale) {
                     if (attempt >= MAX_ATTEMPTS) {
                         throw new SandboxAcquireException("session " + sessionId
@@ -465,35 +474,17 @@ public final class LifecycleEngine implements SandboxManager {
 
     /** Brings a suspended session back with a fresh container on the same workdir. */
     private void resume(String sessionId, Instant incarnation) {
-        try (MDC.MDCCloseable ignored = MDC.putCloseable(MDC_SESSION, sessionId)) {
-            for (int attempt = 1; ; attempt++) {
-                SessionEntry e = sessions.computeIfAbsent(sessionId, SessionEntry::new);
-                e.lifecycle.lock();
-                try {
-                    if (e.isGone()) {
-                        continue;
-                    }
-                    if (e.isActive()) {
-                        return;
-                    }
-                    SessionRecord rec = store.find(sessionId).orElseThrow(() -> notFound(sessionId));
-                    if (rec.state() == SessionState.DESTROYED
-                            || (incarnation != null && !incarnation.equals(rec.createdAt()))) {
-                        throw notFound(sessionId);
-                    }
-                    start(e, rec, specs.decode(rec.spec()), false);
-                    return;
-                } catch (StaleRecord stale) {
-                    if (attempt >= MAX_ATTEMPTS) {
-                        throw new SandboxAcquireException("session " + sessionId
-                                + " kept changing under concurrent updates; try again", stale, true);
-                    }
-                } finally {
-                    dropIfIdle(e);
-                    e.lifecycle.unlock();
+        underLifecycleLock(sessionId, e -> {
+            if (!e.isActive()) {
+                SessionRecord rec = store.find(sessionId).orElseThrow(() -> notFound(sessionId));
+                if (rec.state() == SessionState.DESTROYED
+                        || (incarnation != null && !incarnation.equals(rec.createdAt()))) {
+                    throw notFound(sessionId);
                 }
+                start(e, rec, specs.decode(rec.spec()), false);
             }
-        }
+            return null;
+        });
     }
 
     // ---------------------------------------------------------------- keep-alive, info, release, destroy

@@ -326,20 +326,8 @@ public final class JdbcSessionStore implements SessionStore {
         }
         return call("insert of session " + record.sessionId(), c -> {
             try (PreparedStatement ps = c.prepareStatement(insertSql)) {
-                int i = 1;
-                ps.setString(i++, record.sessionId());
-                ps.setString(i++, record.driver());
-                ps.setString(i++, record.state().name());
-                ps.setString(i++, record.sandboxId());
-                ps.setString(i++, record.workspace());
-                ps.setString(i++, record.spec());
-                ps.setString(i++, record.specFingerprint());
-                ps.setBoolean(i++, record.ephemeral());
-                ps.setLong(i++, millis(record.createdAt()));
-                ps.setLong(i++, millis(record.lastActivity()));
-                setMillis(ps, i++, record.sandboxStartedAt());
-                ps.setString(i++, record.owner());
-                setMillis(ps, i++, record.leaseExpiry());
+                ps.setString(1, record.sessionId());
+                int i = bindFields(ps, 2, record);
                 ps.setLong(i++, 1L);
                 ps.setString(i, AttributeCodec.encode(record.attributes()));
                 return ps.executeUpdate() == 1;
@@ -364,19 +352,7 @@ public final class JdbcSessionStore implements SessionStore {
     public Optional<SessionRecord> update(SessionRecord record) {
         return call("update of session " + record.sessionId(), c -> {
             try (PreparedStatement ps = c.prepareStatement(updateSql)) {
-                int i = 1;
-                ps.setString(i++, record.driver());
-                ps.setString(i++, record.state().name());
-                ps.setString(i++, record.sandboxId());
-                ps.setString(i++, record.workspace());
-                ps.setString(i++, record.spec());
-                ps.setString(i++, record.specFingerprint());
-                ps.setBoolean(i++, record.ephemeral());
-                ps.setLong(i++, millis(record.createdAt()));
-                ps.setLong(i++, millis(record.lastActivity()));
-                setMillis(ps, i++, record.sandboxStartedAt());
-                ps.setString(i++, record.owner());
-                setMillis(ps, i++, record.leaseExpiry());
+                int i = bindFields(ps, 1, record);
                 ps.setString(i++, AttributeCodec.encode(record.attributes()));
                 ps.setString(i++, record.sessionId());
                 ps.setLong(i, record.version());
@@ -712,5 +688,23 @@ public final class JdbcSessionStore implements SessionStore {
         }
         s = s.substring(0, cut);
         return s.replaceFirst("//[^/@]*@", "//");
+    }
+
+    /** Binds the columns from driver to lease expiry, in table order; returns the next parameter index. */
+    private static int bindFields(PreparedStatement ps, int first, SessionRecord record) throws SQLException {
+        int i = first;
+        ps.setString(i++, record.driver());
+        ps.setString(i++, record.state().name());
+        ps.setString(i++, record.sandboxId());
+        ps.setString(i++, record.workspace());
+        ps.setString(i++, record.spec());
+        ps.setString(i++, record.specFingerprint());
+        ps.setBoolean(i++, record.ephemeral());
+        ps.setLong(i++, millis(record.createdAt()));
+        ps.setLong(i++, millis(record.lastActivity()));
+        setMillis(ps, i++, record.sandboxStartedAt());
+        ps.setString(i++, record.owner());
+        setMillis(ps, i++, record.leaseExpiry());
+        return i;
     }
 }
