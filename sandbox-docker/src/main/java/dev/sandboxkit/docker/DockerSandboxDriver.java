@@ -41,6 +41,7 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Path;
+import java.nio.file.Files;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
@@ -66,11 +67,12 @@ final class DockerSandboxDriver implements SandboxDriver {
     static final String PULL_TIMEOUT_PROPERTY = "docker.pullTimeout";
     private static final Duration DEFAULT_PULL_TIMEOUT = Duration.ofMinutes(10);
     /**
-     * Under init, sleep failing to exec shows only after start returns. Measured here: the first inspect
-     * after start saw the exit 7 times in 8, the second (10 ms later) every time.
+     * Under init, sleep failing to exec shows only after start returns. Measured here: an inspect 10 ms after
+     * start saw the exit every time on an idle machine (used for remote engines); a local engine is watched
+     * through /proc for up to this long instead.
      */
-    private static final int STARTUP_CHECKS = 2;
     private static final long STARTUP_CHECK_INTERVAL_MILLIS = 10;
+    private static final long STARTUP_WATCH_SECONDS = 5;
     private static final Logger log = LoggerFactory.getLogger(DockerSandboxDriver.class);
 
     private final DockerHost host;
@@ -304,30 +306,61 @@ final class DockerSandboxDriver implements SandboxDriver {
     /**
      * Under init, a missing {@code sleep} does not fail the start: init starts, fails to exec it and exits
      * 127 a few milliseconds later. Catch that here rather than as a confusing "not running" on the first exec.
+     * On a local engine, watch init's child in /proc until it has become {@code sleep} (deterministic, and
+     * usually already true on the first look); elsewhere, look again after a short pause.
      */
     private void checkStillRunning(String id, SandboxSpec spec) {
-        for (int i = 0; i < STARTUP_CHECKS; i++) {
-            if (i > 0) {
-                try {
-                    Thread.sleep(STARTUP_CHECK_INTERVAL_MILLIS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    removeQuietly(id);
-                    throw new SandboxAcquireException("interrupted while starting a container for " + spec.image(), e);
+        InspectContainerResponse.ContainerState state = requireRunning(id, spec);
+        if (!spec.init()) {
+            return; // without init, a failure to exec sleep fails the start call itself
+        }
+        Long pid = state.getPidLong();
+        Path children = pid == null || pid <= 0 ? null
+                : Path.of("/proc", pid.toString(), "task", pid.toString(), "children");
+        try {
+            if (host.unix() && children != null && Files.isReadable(children)) {
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(STARTUP_WATCH_SECONDS);
+                while (System.nanoTime() < deadline && Files.exists(children)) {
+                    if (childIsSleep(children)) {
+                        return;
+                    }
+                    Thread.sleep(1);
+                }
+            } else {
+                Thread.sleep(STARTUP_CHECK_INTERVAL_MILLIS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            removeQuietly(id);
+            throw new SandboxAcquireException("interrupted while starting a container for " + spec.image(), e);
+        }
+        requireRunning(id, spec); // init exited (sleep could not run), or a remote engine: ask the engine
+    }
+
+    private InspectContainerResponse.ContainerState requireRunning(String id, SandboxSpec spec) {
+        InspectContainerResponse.ContainerState state = call(() -> docker.inspectContainerCmd(id).exec()).getState();
+        if (state == null || !Boolean.TRUE.equals(state.getRunning())) {
+            String logs = logTail(id);
+            removeQuietly(id);
+            throw new SandboxAcquireException("container for image " + spec.image() + " did not start: it exited"
+                    + (state == null ? "" : " with code " + state.getExitCodeLong())
+                    + (logs.isEmpty() ? "" : ": " + logs));
+        }
+        return state;
+    }
+
+    /** Whether one of init's children already runs {@code sleep} (it has exec'd). */
+    private static boolean childIsSleep(Path children) {
+        try {
+            for (String child : Files.readString(children).trim().split(" ")) {
+                if (!child.isEmpty() && Files.readString(Path.of("/proc", child, "comm")).trim().equals("sleep")) {
+                    return true;
                 }
             }
-            InspectContainerResponse.ContainerState state = call(() -> docker.inspectContainerCmd(id).exec()).getState();
-            if (state == null || !Boolean.TRUE.equals(state.getRunning())) {
-                String logs = logTail(id);
-                removeQuietly(id);
-                throw new SandboxAcquireException("container for image " + spec.image() + " did not start: it exited"
-                        + (state == null ? "" : " with code " + state.getExitCodeLong())
-                        + (logs.isEmpty() ? "" : ": " + logs));
-            }
-            if (!spec.init()) {
-                return; // without init, a failure to exec sleep fails the start call itself
-            }
+        } catch (IOException | RuntimeException raced) {
+            // the child exec'd or exited between the two reads: look again
         }
+        return false;
     }
 
     /** The last lines the container printed (init's complaint), for the error message. */
