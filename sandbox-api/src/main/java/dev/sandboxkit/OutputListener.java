@@ -10,7 +10,8 @@ import java.util.Objects;
  * when {@link ExecResult} keeps only the first {@link ExecRequest#stdoutLimit()} bytes.
  *
  * <p><b>Threading:</b> calls for one exec are made one at a time, in arrival order, on the thread
- * that called {@code exec} for the Docker driver, or on a driver I/O thread for other drivers.
+ * that called {@code exec} (or {@link ShellSession#exec(ExecRequest)}) for the Docker driver, on its command channel and
+ * on plain execs alike, or on a driver I/O thread for other drivers.
  * Never concurrently for one exec. The array is only valid during the call; copy what you keep.
  * A listener that throws aborts the exec with a {@link SandboxExecException}.
  */

@@ -53,6 +53,19 @@ public interface Sandbox extends AutoCloseable {
      */
     SandboxFiles files();
 
+    /**
+     * Opens a stateful shell session: the working directory and exported variables carry over between its
+     * commands (see {@link ShellSession} for what carries over and when the session ends). Resumes the
+     * session first if it was reaped. Default: unsupported.
+     *
+     * @return the new shell session; close it when done
+     * @throws SandboxConfigurationException if the driver does not support shell sessions
+     * @throws SandboxNotFoundException      if the session was destroyed or released (ephemeral)
+     */
+    default ShellSession shell() {
+        throw new SandboxConfigurationException("this sandbox does not support shell sessions");
+    }
+
     /** Resets the idle clock without running anything. */
     void keepAlive();
 

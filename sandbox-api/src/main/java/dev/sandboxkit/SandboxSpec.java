@@ -40,6 +40,8 @@ import java.util.Set;
  *                               installed under {@code /tmp/.sandboxkit} in each new container and exposed
  *                               through {@code SSL_CERT_FILE}, {@code REQUESTS_CA_BUNDLE}, {@code CURL_CA_BUNDLE},
  *                               {@code NODE_EXTRA_CA_CERTS}, {@code GIT_SSL_CAINFO} and {@code PIP_CERT}
+ * @param execMode               how commands are run: {@link ExecMode#AUTO} (the default) uses the driver's
+ *                               fast path when the sandbox supports it; results are the same in every mode
  */
 public record SandboxSpec(
         String image,
@@ -61,7 +63,8 @@ public record SandboxSpec(
         Duration maxLifetime,
         ExecRequest postCreate,
         Proxy proxy,
-        String extraCaCertificates) {
+        String extraCaCertificates,
+        ExecMode execMode) {
 
     /** Where the session's durable workdir is mounted inside every sandbox. */
     public static final String WORKSPACE = "/workspace";
@@ -104,6 +107,7 @@ public record SandboxSpec(
         if (extraCaCertificates != null && !extraCaCertificates.contains("-----BEGIN CERTIFICATE-----")) {
             throw new IllegalArgumentException("extraCaCertificates must be PEM (-----BEGIN CERTIFICATE-----)");
         }
+        Objects.requireNonNull(execMode, "execMode");
     }
 
     /**
@@ -205,6 +209,7 @@ public record SandboxSpec(
         private ExecRequest postCreate;
         private Proxy proxy;
         private String extraCaCertificates;
+        private ExecMode execMode = ExecMode.AUTO;
 
         private Builder() {
         }
@@ -230,6 +235,7 @@ public record SandboxSpec(
             postCreate = s.postCreate;
             proxy = s.proxy;
             extraCaCertificates = s.extraCaCertificates;
+            execMode = s.execMode;
         }
 
         /**
@@ -475,6 +481,18 @@ public record SandboxSpec(
         }
 
         /**
+         * Sets how commands are run ({@link ExecMode#AUTO} by default). The results are the same in every
+         * mode; {@link ExecMode#PLAIN} opts out of the driver's fast path.
+         *
+         * @param mode the exec mode
+         * @return this builder
+         */
+        public Builder execMode(ExecMode mode) {
+            this.execMode = mode;
+            return this;
+        }
+
+        /**
          * Builds the spec.
          *
          * @return the immutable spec
@@ -483,7 +501,7 @@ public record SandboxSpec(
         public SandboxSpec build() {
             return new SandboxSpec(image, env, user, network, memoryBytes, cpus, pidsLimit, tmpSizeBytes,
                     dropAllCapabilities, addCapabilities, noNewPrivileges, readOnlyRootFilesystem, init,
-                    pullPolicy, labels, ephemeral, maxLifetime, postCreate, proxy, extraCaCertificates);
+                    pullPolicy, labels, ephemeral, maxLifetime, postCreate, proxy, extraCaCertificates, execMode);
         }
     }
 }

@@ -15,9 +15,12 @@ import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SessionInfo;
 import dev.sandboxkit.SessionState;
 import dev.sandboxkit.SessionStoreException;
+import dev.sandboxkit.ShellSession;
+import dev.sandboxkit.ShellSessionEndedException;
 import dev.sandboxkit.WarmPool;
 import dev.sandboxkit.spi.CreateRequest;
 import dev.sandboxkit.spi.DriverContext;
+import dev.sandboxkit.spi.DriverShell;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SandboxLabels;
 import dev.sandboxkit.spi.SessionRecord;
@@ -470,6 +473,73 @@ public final class LifecycleEngine implements SandboxManager {
             return result.withTermination(ExecResult.Termination.LIFETIME_EXCEEDED);
         }
         return result;
+    }
+
+    // ---------------------------------------------------------------- shell sessions
+
+    /** Opens a driver shell in the session's live sandbox (resuming it first), as an exec would reach it. */
+    ShellSession openShell(String sessionId, Instant incarnation) {
+        for (int attempt = 1; ; attempt++) {
+            checkOpen();
+            SessionEntry e = sessions.get(sessionId);
+            String sandboxId = e == null ? null : e.beginExec(clock.millis());
+            if (sandboxId == null) {
+                resume(sessionId, incarnation);
+                continue;
+            }
+            boolean vanished = false;
+            try {
+                if (incarnation != null && !incarnation.equals(e.record.createdAt())) {
+                    throw notFound(sessionId);
+                }
+                return new ManagedShellSession(this, sessionId, driver.openShell(sandboxId, e.execEnv));
+            } catch (SandboxNotFoundException notFound) {
+                if (attempt >= 2 || e.isGone() || !sandboxId.equals(e.sandboxId())) {
+                    throw notFound;
+                }
+                vanished = true;
+            } finally {
+                e.endExec(clock.millis());
+            }
+            if (vanished) {
+                forgetContainer(e, sandboxId);
+            }
+        }
+    }
+
+    /**
+     * One command of a shell session: activity exactly like an exec (the reaper waits for it), but it never
+     * resumes: the session's state lived in the sandbox it was opened in.
+     */
+    ExecResult shellExec(String sessionId, DriverShell shell, String script, ExecRequest options) {
+        checkOpen();
+        SessionEntry e = sessions.get(sessionId);
+        String sandboxId = e == null ? null : e.beginExec(clock.millis());
+        if (sandboxId == null) {
+            throw shellEnded(sessionId);
+        }
+        try {
+            if (!sandboxId.equals(shell.sandboxId())) {
+                throw shellEnded(sessionId);
+            }
+            if (!events.enabled()) {
+                return classify(e, sandboxId, shell.run(script, options));
+            }
+            boolean first = e.takeFirstExec();
+            events.emit(new SandboxEvent.ExecStarted(sessionId, sandboxId, clock.instant(), options));
+            ExecResult result = classify(e, sandboxId, shell.run(script, options));
+            events.emit(new SandboxEvent.ExecFinished(sessionId, sandboxId, clock.instant(), result, first));
+            return result;
+        } catch (SandboxNotFoundException gone) {
+            throw shellEnded(sessionId);
+        } finally {
+            e.endExec(clock.millis());
+        }
+    }
+
+    private static ShellSessionEndedException shellEnded(String sessionId) {
+        return new ShellSessionEndedException("the shell session in " + sessionId + " ended: its sandbox was reaped, "
+                + "replaced or destroyed, and its state with it; open a new one with Sandbox.shell()");
     }
 
     /** Brings a suspended session back with a fresh container on the same workdir. */

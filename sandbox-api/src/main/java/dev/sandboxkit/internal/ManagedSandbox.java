@@ -6,6 +6,7 @@ import dev.sandboxkit.Sandbox;
 import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.SessionInfo;
+import dev.sandboxkit.ShellSession;
 
 import java.time.Instant;
 
@@ -44,6 +45,11 @@ final class ManagedSandbox implements Sandbox {
     @Override
     public SandboxFiles files() {
         return engine.files(sessionId, incarnation);
+    }
+
+    @Override
+    public ShellSession shell() {
+        return engine.openShell(sessionId, incarnation);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.sandboxkit.internal;
 
+import dev.sandboxkit.ExecMode;
 import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.PullPolicy;
 import dev.sandboxkit.SandboxSpec;
@@ -71,6 +72,10 @@ final class SpecCodec {
             putIfSet(kv, "proxy.no", s.proxy().noProxy());
         }
         putIfSet(kv, "extraCaCertificates", s.extraCaCertificates());
+        if (s.execMode() != ExecMode.AUTO) {
+            // Only when set: specs encoded before the option existed keep their fingerprint.
+            kv.put("execMode", s.execMode().name());
+        }
         StringBuilder b = new StringBuilder(VERSION).append('\n');
         kv.forEach((k, v) -> b.append(enc(k)).append('=').append(enc(v)).append('\n'));
         return b.toString();
@@ -138,6 +143,7 @@ final class SpecCodec {
                     case "proxy.https" -> proxy[1] = v;
                     case "proxy.no" -> proxy[2] = v;
                     case "extraCaCertificates" -> b.extraCaCertificates(v);
+                    case "execMode" -> b.execMode(ExecMode.valueOf(v));
                     default -> { } // written by a newer version: ignore rather than fail a resume
                 }
             }

@@ -32,6 +32,7 @@ import dev.sandboxkit.SandboxUnavailableException;
 import dev.sandboxkit.spi.CreateRequest;
 import dev.sandboxkit.spi.DriverCapability;
 import dev.sandboxkit.spi.DriverContext;
+import dev.sandboxkit.spi.DriverShell;
 import dev.sandboxkit.spi.PhaseRecorder;
 import dev.sandboxkit.spi.SandboxDescriptor;
 import dev.sandboxkit.spi.SandboxDriver;
@@ -59,7 +60,8 @@ import java.util.function.Supplier;
 
 /**
  * Runs each sandbox as a container on a Docker engine. Lifecycle (images, create, start, remove, list)
- * goes through docker-java; execs go through {@link EngineExec}. Thread-safe.
+ * goes through docker-java; execs go through {@link ExecChannels}: a sandbox's command channel when it can
+ * run one, else a plain engine exec ({@link EngineExec}). Thread-safe.
  */
 final class DockerSandboxDriver implements SandboxDriver {
     static final String DEFAULT_USER_PROPERTY = "docker.defaultUser";
@@ -79,6 +81,7 @@ final class DockerSandboxDriver implements SandboxDriver {
     private final DockerClient docker;
     private final EngineClient engine;
     private final EngineExec execs;
+    private final ExecChannels channels;
     private final HostWorkspaces workspaces;
     private final Duration pullTimeout;
     /** Images seen present, so create skips the inspect; dropped when the engine says otherwise. */
@@ -110,6 +113,9 @@ final class DockerSandboxDriver implements SandboxDriver {
         this.docker = DockerClientImpl.getInstance(config, http);
         this.engine = new EngineClient(host);
         this.execs = new EngineExec(engine);
+        // setsid gives each channel command a session of its own, as an engine exec has (one more exec each).
+        this.channels = new ExecChannels(engine, execs, context.property(ExecChannels.SETSID_PROPERTY)
+                .map(v -> !v.trim().equalsIgnoreCase("false")).orElse(true));
     }
 
     @Override
@@ -120,7 +126,8 @@ final class DockerSandboxDriver implements SandboxDriver {
     @Override
     public Set<DriverCapability> capabilities() {
         return EnumSet.of(DriverCapability.STDIN, DriverCapability.KILL_PROCESS_GROUP, DriverCapability.STREAMING,
-                DriverCapability.HOST_WORKSPACE, DriverCapability.REAL_PROCESSES, DriverCapability.FILES);
+                DriverCapability.HOST_WORKSPACE, DriverCapability.REAL_PROCESSES, DriverCapability.FILES,
+                DriverCapability.SHELL_SESSIONS);
     }
 
     @Override
@@ -197,6 +204,7 @@ final class DockerSandboxDriver implements SandboxDriver {
             }
             checkStillRunning(id, spec);
             phases.record(SandboxEvent.PHASE_START, Duration.ofNanos(System.nanoTime() - t2));
+            channels.created(id, spec.execMode());
             return id;
         }
     }
@@ -205,12 +213,24 @@ final class DockerSandboxDriver implements SandboxDriver {
     public ExecResult exec(String sandboxId, ExecRequest request) {
         Objects.requireNonNull(sandboxId, "sandboxId");
         Objects.requireNonNull(request, "request");
-        return execs.exec(sandboxId, request);
+        return channels.exec(sandboxId, request);
+    }
+
+    /** The exec router with its channel pools (for tests and the benchmark). */
+    ExecChannels channels() {
+        return channels;
+    }
+
+    @Override
+    public DriverShell openShell(String sandboxId, Map<String, String> env) {
+        Objects.requireNonNull(sandboxId, "sandboxId");
+        return channels.openShell(sandboxId, Map.copyOf(env));
     }
 
     @Override
     public void remove(String sandboxId) {
         execs.containerRemoving(sandboxId);
+        channels.containerRemoving(sandboxId);
         try {
             run(() -> docker.removeContainerCmd(sandboxId).withForce(true).withRemoveVolumes(true).exec());
         } catch (NotFoundException e) {
@@ -225,6 +245,7 @@ final class DockerSandboxDriver implements SandboxDriver {
                     + message(e), e);
         } finally {
             execs.containerRemoved(sandboxId);
+            channels.containerRemoved(sandboxId);
         }
     }
 
@@ -246,6 +267,7 @@ final class DockerSandboxDriver implements SandboxDriver {
 
     @Override
     public void close() {
+        channels.close();
         engine.close();
         try {
             docker.close();

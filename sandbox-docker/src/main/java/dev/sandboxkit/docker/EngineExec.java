@@ -93,6 +93,11 @@ final class EngineExec {
         return execute(new Run(containerId, request, request.effectiveWorkingDir()), true);
     }
 
+    /** A housekeeping exec (the command channel's kills) from {@code /}: the sandbox may have broken /workspace. */
+    ExecResult execFromRoot(String containerId, ExecRequest request) {
+        return execute(new Run(containerId, request, "/"), true);
+    }
+
     /** Called before the driver removes a container: its running execs will report KILLED. */
     void containerRemoving(String containerId) {
         Set<Run> runs = active.get(containerId);

@@ -588,9 +588,24 @@ public abstract class SandboxDriverTck {
             assertThat(r.timedOut()).as("result %s", r).isTrue();
             assertThat(r.termination()).isEqualTo(ExecResult.Termination.TIMED_OUT);
             assertThat(r.stdout()).isEqualTo("started\n");
+            assertThat(r.stderr()).as("the kill must not add text to stderr").isEmpty();
             assertThat(took).isGreaterThanOrEqualTo(limit.toMillis() - 50)
                     .isLessThan(limit.plus(TIMEOUT_SLACK).toMillis());
             assertThat(sandbox.exec("echo", "still here").stdout()).isEqualTo("still here\n");
+        }
+
+        @Test
+        @DisplayName("a command killed by a signal exits with 128 + the signal number and nothing is added to its output")
+        void killedBySignal() {
+            requireCapability(DriverCapability.REAL_PROCESSES);
+            Sandbox sandbox = acquire();
+
+            ExecResult r = sandbox.exec(ExecRequest.shell("echo before; echo err >&2; kill -9 $$; echo after"));
+
+            assertThat(r.exitCode()).as("result %s", r).isEqualTo(137);
+            assertThat(r.timedOut()).isFalse();
+            assertThat(r.stdout()).isEqualTo("before\n");
+            assertThat(r.stderr()).isEqualTo("err\n");
         }
 
         @Test

@@ -1,0 +1,27 @@
+package dev.sandboxkit.testkit.tck;
+
+import dev.sandboxkit.ExecMode;
+import dev.sandboxkit.SandboxSpec;
+import dev.sandboxkit.docker.DockerDriverProvider;
+import dev.sandboxkit.spi.DriverContext;
+import dev.sandboxkit.spi.SandboxDriver;
+import org.junit.jupiter.api.DisplayName;
+
+/**
+ * The Docker driver against the conformance kit with {@link ExecMode#PLAIN}: every exec is an engine exec.
+ * {@link DockerDriverTckTest} runs the default ({@link ExecMode#AUTO}), which on the test image is the
+ * command channel, so the kit's exec group covers both paths.
+ */
+@DisplayName("Docker driver conformance, plain execs")
+class DockerPlainExecTckTest extends SandboxDriverTck {
+
+    @Override
+    protected SandboxDriver createDriver(DriverContext context) {
+        return new DockerDriverProvider().create(context);
+    }
+
+    @Override
+    protected SandboxSpec spec() {
+        return super.spec().toBuilder().execMode(ExecMode.PLAIN).build();
+    }
+}
