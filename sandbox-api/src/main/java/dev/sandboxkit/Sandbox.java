@@ -56,15 +56,15 @@ public interface Sandbox extends AutoCloseable {
     /**
      * Opens a stateful shell session: the working directory and exported variables carry over between its
      * commands (see {@link ShellSession} for what carries over and when the session ends). Resumes the
-     * session first if it was reaped. Default: unsupported.
+     * session first if it was reaped. Works on every driver whose image has {@code /bin/sh}; each command is
+     * one exec (on Docker, on the command channel when the sandbox has one).
      *
      * @return the new shell session; close it when done
-     * @throws SandboxConfigurationException if the driver does not support shell sessions
-     * @throws SandboxNotFoundException      if the session was destroyed or released (ephemeral)
+     * @throws SandboxNotFoundException if the session was destroyed or released (ephemeral)
+     * @throws SandboxExecException     if the sandbox could not set up the session's state (no {@code /bin/sh},
+     *                                  no writable {@code /tmp} or {@code /dev/shm})
      */
-    default ShellSession shell() {
-        throw new SandboxConfigurationException("this sandbox does not support shell sessions");
-    }
+    ShellSession shell();
 
     /** Resets the idle clock without running anything. */
     void keepAlive();

@@ -20,7 +20,6 @@ import dev.sandboxkit.ShellSessionEndedException;
 import dev.sandboxkit.WarmPool;
 import dev.sandboxkit.spi.CreateRequest;
 import dev.sandboxkit.spi.DriverContext;
-import dev.sandboxkit.spi.DriverShell;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SandboxLabels;
 import dev.sandboxkit.spi.SessionRecord;
@@ -35,6 +34,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -46,9 +46,11 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
 
 /**
  * The lifecycle engine: the one place that decides when a session's container is created, reused,
@@ -425,6 +427,17 @@ public final class LifecycleEngine implements SandboxManager {
     ExecResult exec(String sessionId, ExecRequest request, Instant incarnation) {
         Objects.requireNonNull(sessionId, "sessionId");
         Objects.requireNonNull(request, "request");
+        return inLiveSandbox(sessionId, incarnation, (e, sandboxId) -> events.enabled()
+                ? execObserved(e, sandboxId, request)
+                : classify(e, sandboxId, driver.exec(sandboxId, ContainerSetup.withEnvironment(e.execEnv, request))));
+    }
+
+    /**
+     * Runs an action on the session's live sandbox as an exec: resumes a suspended session first, counts the
+     * action as activity (the reaper waits for it), and if the container vanished before the action started
+     * (removed outside this manager) suspends and resumes transparently, once.
+     */
+    private <T> T inLiveSandbox(String sessionId, Instant incarnation, BiFunction<SessionEntry, String, T> action) {
         for (int attempt = 1; ; attempt++) {
             checkOpen();
             SessionEntry e = sessions.get(sessionId);
@@ -438,11 +451,8 @@ public final class LifecycleEngine implements SandboxManager {
                 if (incarnation != null && !incarnation.equals(e.record.createdAt())) {
                     throw notFound(sessionId);
                 }
-                return events.enabled() ? execObserved(e, sandboxId, request) : classify(e, sandboxId,
-                        driver.exec(sandboxId, ContainerSetup.withEnvironment(e.execEnv, request)));
+                return action.apply(e, sandboxId);
             } catch (SandboxNotFoundException notFound) {
-                // The container disappeared before the command started (removed outside this manager):
-                // suspend and resume transparently, once.
                 if (attempt >= 2 || e.isGone() || !sandboxId.equals(e.sandboxId())) {
                     throw notFound;
                 }
@@ -477,41 +487,19 @@ public final class LifecycleEngine implements SandboxManager {
 
     // ---------------------------------------------------------------- shell sessions
 
-    /** Opens a driver shell in the session's live sandbox (resuming it first), as an exec would reach it. */
+    /** Creates a shell session's state in the session's live sandbox (resuming it first), as an exec would reach it. */
     ShellSession openShell(String sessionId, Instant incarnation) {
-        for (int attempt = 1; ; attempt++) {
-            checkOpen();
-            SessionEntry e = sessions.get(sessionId);
-            String sandboxId = e == null ? null : e.beginExec(clock.millis());
-            if (sandboxId == null) {
-                resume(sessionId, incarnation);
-                continue;
-            }
-            boolean vanished = false;
-            try {
-                if (incarnation != null && !incarnation.equals(e.record.createdAt())) {
-                    throw notFound(sessionId);
-                }
-                return new ManagedShellSession(this, sessionId, driver.openShell(sandboxId, e.execEnv));
-            } catch (SandboxNotFoundException notFound) {
-                if (attempt >= 2 || e.isGone() || !sandboxId.equals(e.sandboxId())) {
-                    throw notFound;
-                }
-                vanished = true;
-            } finally {
-                e.endExec(clock.millis());
-            }
-            if (vanished) {
-                forgetContainer(e, sandboxId);
-            }
-        }
+        String name = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
+        return inLiveSandbox(sessionId, incarnation, (e, sandboxId) -> new ManagedShellSession(this, sessionId,
+                sandboxId, ManagedShellSession.stateDir(sessionId, driver.exec(sandboxId,
+                ManagedShellSession.openRequest(name)))));
     }
 
     /**
      * One command of a shell session: activity exactly like an exec (the reaper waits for it), but it never
-     * resumes: the session's state lived in the sandbox it was opened in.
+     * resumes: the session's state lived in the sandbox it was opened in. Events show the caller's request.
      */
-    ExecResult shellExec(String sessionId, DriverShell shell, String script, ExecRequest options) {
+    ExecResult shellExec(String sessionId, ManagedShellSession shell, ExecRequest request, ExecRequest command) {
         checkOpen();
         SessionEntry e = sessions.get(sessionId);
         String sandboxId = e == null ? null : e.beginExec(clock.millis());
@@ -519,21 +507,38 @@ public final class LifecycleEngine implements SandboxManager {
             throw shellEnded(sessionId);
         }
         try {
-            if (!sandboxId.equals(shell.sandboxId())) {
+            if (!sandboxId.equals(shell.sandboxId)) {
                 throw shellEnded(sessionId);
             }
+            ExecRequest withEnv = ContainerSetup.withEnvironment(e.execEnv, command);
             if (!events.enabled()) {
-                return classify(e, sandboxId, shell.run(script, options));
+                return classify(e, sandboxId, driver.exec(sandboxId, withEnv));
             }
             boolean first = e.takeFirstExec();
-            events.emit(new SandboxEvent.ExecStarted(sessionId, sandboxId, clock.instant(), options));
-            ExecResult result = classify(e, sandboxId, shell.run(script, options));
+            events.emit(new SandboxEvent.ExecStarted(sessionId, sandboxId, clock.instant(), request));
+            ExecResult result = classify(e, sandboxId, driver.exec(sandboxId, withEnv));
             events.emit(new SandboxEvent.ExecFinished(sessionId, sandboxId, clock.instant(), result, first));
             return result;
         } catch (SandboxNotFoundException gone) {
             throw shellEnded(sessionId);
         } finally {
             e.endExec(clock.millis());
+        }
+    }
+
+    /** Discards a shell session's state, unless its sandbox is already gone (the state went with it). */
+    void closeShell(String sessionId, ManagedShellSession shell) {
+        SessionEntry e = sessions.get(sessionId);
+        if (closed || e == null || !shell.sandboxId.equals(e.sandboxId())) {
+            return;
+        }
+        try {
+            ExecResult r = driver.exec(shell.sandboxId, shell.closeRequest());
+            if (!r.isSuccess()) {
+                log.debug("Session {}: removing shell state {} ended with {}", sessionId, shell.dir, r);
+            }
+        } catch (RuntimeException ex) {
+            log.debug("Session {}: could not remove shell state {}: {}", sessionId, shell.dir, ex.toString());
         }
     }
 

@@ -13,7 +13,5 @@ public enum DriverCapability {
     /** Sandboxes run real processes (not a fake). */
     REAL_PROCESSES,
     /** {@link SandboxDriver#files} is implemented: the files API works on this driver's workdirs. */
-    FILES,
-    /** {@link SandboxDriver#openShell} is implemented: stateful shell sessions work. */
-    SHELL_SESSIONS
+    FILES
 }

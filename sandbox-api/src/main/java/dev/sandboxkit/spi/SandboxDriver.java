@@ -101,22 +101,6 @@ public interface SandboxDriver extends AutoCloseable {
     ExecResult exec(String sandboxId, ExecRequest request);
 
     /**
-     * Opens a stateful shell session in a running sandbox (see {@link dev.sandboxkit.ShellSession}); drivers
-     * that implement it declare {@link DriverCapability#SHELL_SESSIONS}. Default: unsupported.
-     *
-     * @param sandboxId the sandbox
-     * @param env       the environment every command of the session starts with (the spec's env, proxy and
-     *                  CA variables); commands may export more
-     * @return the session
-     * @throws dev.sandboxkit.SandboxConfigurationException if this driver has no shell sessions
-     * @throws dev.sandboxkit.SandboxNotFoundException      if the sandbox does not exist
-     */
-    default DriverShell openShell(String sandboxId, Map<String, String> env) {
-        throw new dev.sandboxkit.SandboxConfigurationException("driver " + name()
-                + " does not support shell sessions");
-    }
-
-    /**
      * Access to a workdir for the files API, without needing a running sandbox. The engine validates and
      * normalizes every path before calling the returned object: paths arrive relative, {@code /}-separated,
      * without empty, {@code .} or {@code ..} components, and {@code ""} names the workdir itself.

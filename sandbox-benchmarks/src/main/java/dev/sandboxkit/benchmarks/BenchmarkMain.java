@@ -1,11 +1,13 @@
 package dev.sandboxkit.benchmarks;
 
+import dev.sandboxkit.ExecMode;
 import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.PullPolicy;
 import dev.sandboxkit.Sandbox;
 import dev.sandboxkit.SandboxEvent;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxSpec;
+import dev.sandboxkit.ShellSession;
 import dev.sandboxkit.WarmPool;
 import dev.sandboxkit.testkit.FakeDriver;
 
@@ -21,7 +23,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.function.Supplier;
 
 /**
  * Runs every benchmark side by side on this machine and writes the report. Usage (see scripts/bench.sh):
@@ -75,26 +76,34 @@ public final class BenchmarkMain {
         return SandboxManager.builder().driver("docker").workspaceRoot(scratch.resolve("ws-" + System.nanoTime()));
     }
 
-    // B1: exec("true") through the library (default path, and plain exec) vs raw docker-java vs the CLI.
+    // B1: exec("true") through the library (channel, channel without setsid, plain exec, a shell session command)
+    // vs raw docker-java vs the CLI, interleaved.
     private void execLatency(RawDocker raw) throws Exception {
         Samples lib = new Samples("library exec (default path)");
+        Samples libNoSetsid = new Samples("library exec (channel, docker.channelSetsid=false)");
         Samples libPlain = new Samples("library exec (plain exec path)");
+        Samples libShell = new Samples("shell session command (default path)");
         Samples api = new Samples("raw Engine API exec (docker-java)");
         Samples cli = new Samples("`docker exec` CLI");
-        try (SandboxManager m = docker().build()) {
+        try (SandboxManager m = docker().build();
+             SandboxManager m2 = docker().driverProperty("docker.channelSetsid", "false").build()) {
             Sandbox sandbox = m.acquire("b1", SPEC);
-            SandboxSpec plainSpec = ExecModes.plain(SPEC);
-            Sandbox plain = plainSpec == null ? null : m.acquire("b1-plain", plainSpec);
+            Sandbox plain = m.acquire("b1-plain", SPEC.toBuilder().execMode(ExecMode.PLAIN).build());
+            Sandbox noSetsid = m2.acquire("b1-nosetsid", SPEC);
+            ShellSession shell = sandbox.shell();
             String id = sandbox.info().sandboxId();
             for (int i = 0; i < 20; i++) { // warm-up: JIT, connection pools, the engine's caches
                 sandbox.exec(ExecRequest.of("true"));
+                plain.exec(ExecRequest.of("true"));
+                noSetsid.exec(ExecRequest.of("true"));
+                shell.exec("true");
                 raw.exec(id, "true");
             }
             for (int i = 0; i < n(300); i++) {
                 lib.add(time(() -> check(sandbox.exec(ExecRequest.of("true")).exitCode())));
-                if (plain != null) {
-                    libPlain.add(time(() -> check(plain.exec(ExecRequest.of("true")).exitCode())));
-                }
+                libNoSetsid.add(time(() -> check(noSetsid.exec(ExecRequest.of("true")).exitCode())));
+                libPlain.add(time(() -> check(plain.exec(ExecRequest.of("true")).exitCode())));
+                libShell.add(time(() -> check(shell.exec("true").exitCode())));
                 api.add(timeChecked(() -> check(raw.exec(id, "true"))));
                 if (i % 3 == 0) { // the CLI is slow; a third of the samples is plenty
                     cli.add(timeChecked(() -> check(RawDocker.cliExec(id, "true"))));
@@ -102,9 +111,12 @@ public final class BenchmarkMain {
             }
         }
         report.section("B1 exec: `ExecRequest.of(\"true\")`",
-                "Library ≤ 1.10× the raw Engine API, ≤ 0.7× the CLI.", List.of(lib, libPlain, api, cli),
-                List.of(Report.goal("library / raw API", lib, api, 1.10), Report.goal("library / CLI", lib, cli, 0.70),
-                        Report.goal("plain path / raw API", libPlain, api, 1.10)));
+                "Default path (the command channel) p50 ≤ 3 ms and ≤ 0.10× the raw Engine API; the plain exec "
+                        + "path ≤ 1.10× the raw Engine API and ≤ 0.7× the CLI.", List.of(lib, libNoSetsid, libPlain, libShell, api, cli),
+                List.of(Report.absolute("default path p50", lib, 3.0),
+                        Report.goal("default path / raw API", lib, api, 0.10),
+                        Report.goal("plain path / raw API", libPlain, api, 1.10),
+                        Report.goal("plain path / CLI", libPlain, cli, 0.70)));
     }
 
     // B2: cold acquire through the library vs raw create + start.
@@ -385,25 +397,6 @@ public final class BenchmarkMain {
             String out = new String(p.getInputStream().readAllBytes());
             p.waitFor();
             return out;
-        }
-    }
-
-    /** Finds the plain-exec spec option, if the API has one (the command channel makes it the non-default). */
-    static final class ExecModes {
-        private ExecModes() {
-        }
-
-        static SandboxSpec plain(SandboxSpec spec) {
-            Supplier<SandboxSpec> none = () -> null;
-            try {
-                Class<?> mode = Class.forName("dev.sandboxkit.ExecMode");
-                Object plain = mode.getField("PLAIN").get(null);
-                SandboxSpec.Builder b = spec.toBuilder();
-                return (SandboxSpec) SandboxSpec.Builder.class.getMethod("execMode", mode).invoke(b, plain)
-                        .getClass().getMethod("build").invoke(b);
-            } catch (ReflectiveOperationException noChannelYet) {
-                return none.get();
-            }
         }
     }
 }

@@ -32,7 +32,6 @@ import dev.sandboxkit.SandboxUnavailableException;
 import dev.sandboxkit.spi.CreateRequest;
 import dev.sandboxkit.spi.DriverCapability;
 import dev.sandboxkit.spi.DriverContext;
-import dev.sandboxkit.spi.DriverShell;
 import dev.sandboxkit.spi.PhaseRecorder;
 import dev.sandboxkit.spi.SandboxDescriptor;
 import dev.sandboxkit.spi.SandboxDriver;
@@ -126,8 +125,7 @@ final class DockerSandboxDriver implements SandboxDriver {
     @Override
     public Set<DriverCapability> capabilities() {
         return EnumSet.of(DriverCapability.STDIN, DriverCapability.KILL_PROCESS_GROUP, DriverCapability.STREAMING,
-                DriverCapability.HOST_WORKSPACE, DriverCapability.REAL_PROCESSES, DriverCapability.FILES,
-                DriverCapability.SHELL_SESSIONS);
+                DriverCapability.HOST_WORKSPACE, DriverCapability.REAL_PROCESSES, DriverCapability.FILES);
     }
 
     @Override
@@ -219,12 +217,6 @@ final class DockerSandboxDriver implements SandboxDriver {
     /** The exec router with its channel pools (for tests and the benchmark). */
     ExecChannels channels() {
         return channels;
-    }
-
-    @Override
-    public DriverShell openShell(String sandboxId, Map<String, String> env) {
-        Objects.requireNonNull(sandboxId, "sandboxId");
-        return channels.openShell(sandboxId, Map.copyOf(env));
     }
 
     @Override

@@ -5,7 +5,6 @@ import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.ExecResult;
 import dev.sandboxkit.SandboxExecException;
 import dev.sandboxkit.SandboxNotFoundException;
-import dev.sandboxkit.spi.DriverShell;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -215,16 +214,6 @@ final class ExecChannels implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
-    }
-
-    /** Opens a shell session; it runs its commands through {@link #exec}, so on the channel when possible. */
-    DriverShell openShell(String containerId, Map<String, String> env) {
-        return DockerShell.open(this, containerId, env);
-    }
-
-    /** Whether the driver still knows the sandbox (it was not removed through it). */
-    boolean knows(String containerId) {
-        return !closed && pools.containsKey(containerId);
     }
 
     /** Called before a sandbox is removed: commands on its channels will report KILLED. */

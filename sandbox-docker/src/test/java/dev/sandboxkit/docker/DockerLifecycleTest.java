@@ -350,7 +350,7 @@ class DockerLifecycleTest {
         assertThat(driver.name()).isEqualTo("docker");
         assertThat(driver.capabilities()).containsExactlyInAnyOrder(DriverCapability.STDIN,
                 DriverCapability.KILL_PROCESS_GROUP, DriverCapability.STREAMING, DriverCapability.HOST_WORKSPACE,
-                DriverCapability.REAL_PROCESSES, DriverCapability.FILES, DriverCapability.SHELL_SESSIONS);
+                DriverCapability.REAL_PROCESSES, DriverCapability.FILES);
     }
 
     @Test

@@ -46,9 +46,16 @@ final class TcpProxy implements AutoCloseable {
             try {
                 Socket client = s.accept();
                 Socket upstream = new Socket();
-                upstream.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), targetPort), 5000);
                 sockets.add(client);
                 sockets.add(upstream);
+                // stop() closes the server before it cuts the registered sockets: a connection accepted while
+                // it ran is either registered in time to be cut or sees the server closed here.
+                if (s.isClosed()) {
+                    closeQuietly(client);
+                    closeQuietly(upstream);
+                    return;
+                }
+                upstream.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), targetPort), 5000);
                 pump(client, upstream);
                 pump(upstream, client);
             } catch (IOException e) {
