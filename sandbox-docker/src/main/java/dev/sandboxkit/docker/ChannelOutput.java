@@ -5,7 +5,6 @@ import dev.sandboxkit.OutputListener;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 
 /**
  * Reads one command's output from a command channel: demultiplexes the engine's raw stream (8-byte
@@ -23,7 +22,7 @@ import java.util.Arrays;
  * mismatch never needs to back up more than the current byte, and a token cannot start inside user bytes
  * and end inside a frame.
  */
-final class ChannelOutput {
+final class ChannelOutput implements StreamDemux.Sink {
     private static final int START = 0;
     private static final int DATA = 1;
     private static final int TYPE = 2;
@@ -32,9 +31,7 @@ final class ChannelOutput {
 
     private final Scanner out;
     private final Scanner err;
-    private final byte[] header = new byte[8];
-    private int headerFill;
-    private long payloadLeft;
+    private final StreamDemux demux = new StreamDemux();
     private Scanner current;
     private int exitCode = -1;
     private boolean exited;
@@ -48,32 +45,23 @@ final class ChannelOutput {
 
     /** Consumes everything readable in {@code in}. */
     void consume(ByteBuffer in) {
-        byte[] array = in.array();
-        while (in.hasRemaining()) {
-            if (payloadLeft == 0) {
-                int n = Math.min(8 - headerFill, in.remaining());
-                in.get(header, headerFill, n);
-                headerFill += n;
-                if (headerFill == 8) {
-                    headerFill = 0;
-                    payloadLeft = ((header[4] & 0xffL) << 24) | ((header[5] & 0xff) << 16) | ((header[6] & 0xff) << 8)
-                            | (header[7] & 0xff);
-                    if (header[0] == 1) {
-                        current = out;
-                    } else if (header[0] == 2) {
-                        current = err;
-                    } else {
-                        throw new ProtocolViolation("unexpected stream type " + header[0] + " from the engine");
-                    }
-                }
-                continue;
-            }
-            int n = (int) Math.min(payloadLeft, in.remaining());
-            int offset = in.arrayOffset() + in.position();
-            in.position(in.position() + n);
-            payloadLeft -= n;
-            current.feed(array, offset, n);
+        demux.consume(in, this);
+    }
+
+    @Override
+    public void header(int type, long size) {
+        if (type == 1) {
+            current = out;
+        } else if (type == 2) {
+            current = err;
+        } else {
+            throw new ProtocolViolation("unexpected stream type " + type + " from the engine");
         }
+    }
+
+    @Override
+    public void payload(byte[] array, int offset, int length) {
+        current.feed(array, offset, length);
     }
 
     /** Whether the supervisor announced the command (or part of the frame arrived): from then on it may have run. */
@@ -97,7 +85,7 @@ final class ChannelOutput {
 
     /** Whether the engine stream stands between two frames, as it must between commands. */
     boolean atFrameBoundary() {
-        return headerFill == 0 && payloadLeft == 0;
+        return demux.atFrameBoundary();
     }
 
     byte[] stdout() {
@@ -109,22 +97,19 @@ final class ChannelOutput {
     }
 
     boolean stdoutTruncated() {
-        return out.truncated;
+        return out.kept.truncated;
     }
 
     boolean stderrTruncated() {
-        return err.truncated;
+        return err.kept.truncated;
     }
 
     /** One stream of one command: frames in, user bytes out. */
     private final class Scanner {
         private final ExecStream stream;
         private final byte[] token;
-        private final int limit;
+        private final ExecOutput.Capped kept;
         private final OutputListener listener;
-        private byte[] data = new byte[0];
-        private int size;
-        boolean truncated;
         int state = START;
         /** Whether any byte arrived on this stream for this command. */
         boolean seen;
@@ -136,7 +121,7 @@ final class ChannelOutput {
         Scanner(ExecStream stream, byte[] token, int limit, OutputListener listener) {
             this.stream = stream;
             this.token = token;
-            this.limit = limit;
+            this.kept = new ExecOutput.Capped(limit);
             this.listener = listener;
         }
 
@@ -232,18 +217,7 @@ final class ChannelOutput {
             if (length == 0) {
                 return;
             }
-            int keep = Math.min(length, limit - size);
-            if (keep < length) {
-                truncated = true;
-            }
-            if (keep > 0) {
-                if (size + keep > data.length) {
-                    int grown = (int) Math.min(limit, Math.max((long) size + keep, Math.max(256L, data.length * 2L)));
-                    data = Arrays.copyOf(data, grown);
-                }
-                System.arraycopy(bytes, offset, data, size, keep);
-                size += keep;
-            }
+            kept.append(bytes, offset, length);
             if (listener != null) {
                 try {
                     listener.onOutput(stream, bytes, offset, length);
@@ -254,7 +228,7 @@ final class ChannelOutput {
         }
 
         byte[] bytes() {
-            return size == data.length ? data : Arrays.copyOf(data, size);
+            return kept.bytes();
         }
     }
 

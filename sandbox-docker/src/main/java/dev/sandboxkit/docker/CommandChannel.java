@@ -200,47 +200,56 @@ final class CommandChannel {
 
     /** The supervisor's first line on stdout; anything else (runc's complaint, a shell error) as text. */
     private static String readReadyLine(EngineConnection conn, long deadline) throws IOException, Unavailable {
-        ByteArrayOutputStream text = new ByteArrayOutputStream();
-        byte[] header = new byte[8];
-        int headerFill = 0;
-        long payloadLeft = 0;
-        int type = 0;
+        ReadyLine line = new ReadyLine();
+        StreamDemux demux = new StreamDemux();
         while (true) {
-            java.nio.ByteBuffer in = conn.buffer();
-            while (in.hasRemaining()) {
-                if (payloadLeft == 0) {
-                    int n = Math.min(8 - headerFill, in.remaining());
-                    in.get(header, headerFill, n);
-                    headerFill += n;
-                    if (headerFill == 8) {
-                        headerFill = 0;
-                        type = header[0];
-                        payloadLeft = ((header[4] & 0xffL) << 24) | ((header[5] & 0xff) << 16)
-                                | ((header[6] & 0xff) << 8) | (header[7] & 0xff);
-                    }
-                    continue;
+            demux.consume(conn.buffer(), line);
+            if (line.complete) {
+                if (line.extra || !demux.atFrameBoundary()) {
+                    throw new Unavailable("the supervisor wrote more than its ready line: " + line.text());
                 }
-                byte b = in.get();
-                payloadLeft--;
-                if (text.size() < 4096) {
-                    text.write(b);
-                }
-                if (type == 1 && b == '\n') {
-                    if (in.hasRemaining() || payloadLeft != 0) {
-                        throw new Unavailable("the supervisor wrote more than its ready line: "
-                                + text.toString(StandardCharsets.UTF_8).strip());
-                    }
-                    return text.toString(StandardCharsets.UTF_8);
-                }
+                return line.text.toString(StandardCharsets.UTF_8);
             }
             int n = conn.fill(deadline);
             if (n < 0) {
-                return text.toString(StandardCharsets.UTF_8);
+                return line.text.toString(StandardCharsets.UTF_8);
             }
             if (n == 0) {
                 throw new Unavailable("the supervisor did not report ready within "
-                        + TimeUnit.NANOSECONDS.toSeconds(READY_NANOS) + " s: " + text.toString(StandardCharsets.UTF_8).strip());
+                        + TimeUnit.NANOSECONDS.toSeconds(READY_NANOS) + " s: " + line.text());
             }
+        }
+    }
+
+    /** Collects output up to the first newline on stdout (at most 4 KiB of it, for messages). */
+    private static final class ReadyLine implements StreamDemux.Sink {
+        final ByteArrayOutputStream text = new ByteArrayOutputStream();
+        int type;
+        boolean complete;
+        /** Bytes after the line: the supervisor must be silent until it gets a request. */
+        boolean extra;
+
+        @Override
+        public void header(int type, long size) {
+            this.type = type;
+        }
+
+        @Override
+        public void payload(byte[] array, int offset, int length) {
+            for (int k = offset; k < offset + length; k++) {
+                if (complete) {
+                    extra = true;
+                    return;
+                }
+                if (text.size() < 4096) {
+                    text.write(array[k]);
+                }
+                complete = type == 1 && array[k] == '\n';
+            }
+        }
+
+        String text() {
+            return text.toString(StandardCharsets.UTF_8).strip();
         }
     }
 

@@ -12,7 +12,7 @@ import java.util.Arrays;
  * big-endian uint32 size), keeps at most the caps in memory and hands every byte to the listener as it
  * arrives. Not thread-safe: one exec, one thread.
  */
-final class ExecOutput {
+final class ExecOutput implements StreamDemux.Sink {
     /** How runc reports an exec that could not start; the engine sends it as stdout, exit code 126. */
     private static final byte[] START_FAILURE = "OCI runtime exec failed".getBytes(StandardCharsets.US_ASCII);
     private static final int MAX_HELD = 4096;
@@ -20,9 +20,7 @@ final class ExecOutput {
     private final Capped stdout;
     private final Capped stderr;
     private final OutputListener listener;
-    private final byte[] header = new byte[8];
-    private int headerFill;
-    private long payloadLeft;
+    private final StreamDemux demux = new StreamDemux();
     private ExecStream current;
     private boolean firstFrame = true;
     /** The first stdout frame while it may be a start failure; released as soon as anything follows. */
@@ -37,30 +35,19 @@ final class ExecOutput {
 
     /** Consumes everything readable in {@code in}. */
     void consume(ByteBuffer in) {
-        byte[] array = in.array();
-        while (in.hasRemaining()) {
-            if (payloadLeft == 0) {
-                int n = Math.min(8 - headerFill, in.remaining());
-                in.get(header, headerFill, n);
-                headerFill += n;
-                if (headerFill == 8) {
-                    startFrame();
-                }
-                continue;
+        demux.consume(in, this);
+    }
+
+    @Override
+    public void payload(byte[] array, int offset, int n) {
+        if (held != null) {
+            System.arraycopy(array, offset, held, heldFill, n);
+            heldFill += n;
+            if (demux.payloadLeft() == 0 && !startsWith(held, heldFill, START_FAILURE)) {
+                releaseHeld();
             }
-            int n = (int) Math.min(payloadLeft, in.remaining());
-            int offset = in.arrayOffset() + in.position();
-            in.position(in.position() + n);
-            payloadLeft -= n;
-            if (held != null) {
-                System.arraycopy(array, offset, held, heldFill, n);
-                heldFill += n;
-                if (payloadLeft == 0 && !startsWith(held, heldFill, START_FAILURE)) {
-                    releaseHeld();
-                }
-            } else {
-                deliver(current, array, offset, n);
-            }
+        } else {
+            deliver(current, array, offset, n);
         }
     }
 
@@ -74,7 +61,7 @@ final class ExecOutput {
         if (held == null) {
             return exitCode;
         }
-        if (exitCode == 126 && neverStarted && payloadLeft == 0 && startsWith(held, heldFill, START_FAILURE)) {
+        if (exitCode == 126 && neverStarted && demux.payloadLeft() == 0 && startsWith(held, heldFill, START_FAILURE)) {
             String message = new String(held, 0, heldFill, StandardCharsets.UTF_8);
             byte[] line = held;
             int length = heldFill;
@@ -126,12 +113,10 @@ final class ExecOutput {
         return stderr.truncated;
     }
 
-    private void startFrame() {
-        headerFill = 0;
-        payloadLeft = ((header[4] & 0xffL) << 24) | ((header[5] & 0xff) << 16) | ((header[6] & 0xff) << 8)
-                | (header[7] & 0xff);
+    @Override
+    public void header(int type, long payloadLeft) {
         // 0 would be stdin (never sent back), 3 is the engine's own error stream.
-        current = header[0] == 2 || header[0] == 3 ? ExecStream.STDERR : ExecStream.STDOUT;
+        current = type == 2 || type == 3 ? ExecStream.STDERR : ExecStream.STDOUT;
         if (held != null) {
             releaseHeld();
         }
@@ -180,8 +165,8 @@ final class ExecOutput {
         }
     }
 
-    /** Keeps the first {@code limit} bytes; grows on demand so small outputs stay small. */
-    private static final class Capped {
+    /** Keeps the first {@code limit} bytes; grows on demand so small outputs stay small. Also the channel's. */
+    static final class Capped {
         private final int limit;
         private byte[] data = new byte[0];
         private int size;
