@@ -65,43 +65,15 @@ final class EngineClient implements Closeable {
     }
 
     Response call(String method, String path, Object body, long deadline) throws IOException {
-        byte[] request = encode(method, apiPrefix(deadline) + path, body, false);
-        for (int attempt = 0; ; attempt++) {
-            EngineConnection conn = pooled();
-            boolean pooled = conn != null;
-            if (!pooled) {
-                conn = EngineConnection.open(host, deadline);
-            }
-            long before = conn.received();
-            try {
-                conn.write(request, deadline);
-                EngineConnection.Head head = conn.readHead(deadline);
-                byte[] responseBody = conn.readBody(head, deadline);
-                if (head.keepAlive() && !conn.buffer().hasRemaining()) {
-                    release(conn);
-                } else {
-                    conn.close();
-                }
-                return new Response(head.status(), responseBody);
-            } catch (IOException e) {
+        return exchange(encode(method, apiPrefix(deadline) + path, body, false), deadline, (conn, head) -> {
+            byte[] responseBody = conn.readBody(head, deadline);
+            if (head.keepAlive() && !conn.buffer().hasRemaining()) {
+                release(conn);
+            } else {
                 conn.close();
-                if (retryable(e, pooled, attempt, conn.received() == before)) {
-                    continue;
-                }
-                throw e;
-            } catch (RuntimeException | Error e) {
-                conn.close();
-                throw e;
             }
-        }
-    }
-
-    /**
-     * An idle connection the engine dropped shows up as a failed write, EOF or reset before any answer:
-     * the request was not processed, so it is sent again once on a fresh connection.
-     */
-    private static boolean retryable(IOException e, boolean pooled, int attempt, boolean noAnswer) {
-        return pooled && attempt == 0 && noAnswer && !(e instanceof InterruptedIOException);
+            return new Response(head.status(), responseBody);
+        });
     }
 
     /**
@@ -112,8 +84,29 @@ final class EngineClient implements Closeable {
     Started startExec(String execId, long deadline) throws IOException {
         byte[] request = encode("POST", apiPrefix(deadline) + "/exec/" + segment(execId) + "/start",
                 JSON.createObjectNode().put("Detach", false).put("Tty", false), true);
+        // The upgraded connection can never be reused, so it spends an idle one if there is one.
+        return exchange(request, deadline, (conn, head) -> {
+            if (head.status() == 101 || head.status() == 200) {
+                return new Started(conn, null);
+            }
+            Response error = new Response(head.status(), conn.readBody(head, deadline));
+            conn.close();
+            return new Started(null, error);
+        });
+    }
+
+    /** Reads the answer once its head arrived; owns the connection from then on (release, close or hand out). */
+    private interface Answer<T> {
+        T read(EngineConnection conn, EngineConnection.Head head) throws IOException;
+    }
+
+    /**
+     * Sends a request on an idle pooled connection (else a new one) and reads the answer. An idle connection
+     * the engine dropped shows up as a failed write, EOF or reset before any answer: the request was not
+     * processed, so it is sent again once on a fresh connection.
+     */
+    private <T> T exchange(byte[] request, long deadline, Answer<T> answer) throws IOException {
         for (int attempt = 0; ; attempt++) {
-            // The upgraded connection can never be reused, so spend an idle one on it if there is one.
             EngineConnection conn = pooled();
             boolean pooled = conn != null;
             if (!pooled) {
@@ -122,16 +115,10 @@ final class EngineClient implements Closeable {
             long before = conn.received();
             try {
                 conn.write(request, deadline);
-                EngineConnection.Head head = conn.readHead(deadline);
-                if (head.status() == 101 || head.status() == 200) {
-                    return new Started(conn, null);
-                }
-                Response error = new Response(head.status(), conn.readBody(head, deadline));
-                conn.close();
-                return new Started(null, error);
+                return answer.read(conn, conn.readHead(deadline));
             } catch (IOException e) {
                 conn.close();
-                if (retryable(e, pooled, attempt, conn.received() == before)) {
+                if (pooled && attempt == 0 && conn.received() == before && !(e instanceof InterruptedIOException)) {
                     continue;
                 }
                 throw e;
