@@ -53,7 +53,7 @@ final class Failures {
                 if (state != null && (state.startsWith("08") || RETRYABLE_STATES.contains(state))) {
                     return true;
                 }
-                if (isSqlite(sql) && SQLITE_RETRYABLE_CODES.contains(sql.getErrorCode() & 0xff)) {
+                if (isSqliteBusy(sql)) {
                     return true;
                 }
                 SQLException next = sql.getNextException();
@@ -64,6 +64,11 @@ final class Failures {
             t = t.getCause();
         }
         return false;
+    }
+
+    /** Whether SQLite answered busy or locked: another process holds the lock the call needs. */
+    static boolean isSqliteBusy(SQLException e) {
+        return isSqlite(e) && SQLITE_RETRYABLE_CODES.contains(e.getErrorCode() & 0xff);
     }
 
     private static boolean isSqlite(SQLException e) {

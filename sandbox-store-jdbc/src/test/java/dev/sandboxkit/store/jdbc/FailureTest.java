@@ -24,6 +24,12 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.ArrayList;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.Future;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ExecutorService;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -234,6 +240,34 @@ class FailureTest {
                 }
                 assertThat(store.find("s")).contains(record("s"));
                 assertThat(store.update(record("s").withAttributes(Map.of()))).isPresent();
+            }
+        }
+
+        @Test
+        @DisplayName("stores opened at once on a new file all come up (the switch to WAL can answer busy)")
+        void concurrentOpens() throws Exception {
+            int threads = 4;
+            ExecutorService pool = Executors.newFixedThreadPool(threads);
+            try {
+                for (int round = 0; round < 25; round++) {
+                    Path file = dir.resolve("race-" + round + ".sqlite");
+                    CyclicBarrier start = new CyclicBarrier(threads);
+                    List<Future<Boolean>> opened = new ArrayList<>();
+                    for (int t = 0; t < threads; t++) {
+                        String id = "s" + t;
+                        opened.add(pool.submit(() -> {
+                            start.await(10, TimeUnit.SECONDS);
+                            try (JdbcSessionStore store = JdbcSessionStore.sqlite(file)) {
+                                return store.insert(record(id));
+                            }
+                        }));
+                    }
+                    for (Future<Boolean> f : opened) {
+                        assertThat(f.get(30, TimeUnit.SECONDS)).isTrue();
+                    }
+                }
+            } finally {
+                pool.shutdownNow();
             }
         }
     }
