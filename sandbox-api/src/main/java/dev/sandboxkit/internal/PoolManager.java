@@ -1,5 +1,6 @@
 package dev.sandboxkit.internal;
 
+import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.SandboxAcquireException;
 import dev.sandboxkit.WarmPool;
 import dev.sandboxkit.spi.CreateRequest;
@@ -7,6 +8,7 @@ import dev.sandboxkit.spi.SandboxLabels;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.LinkedBlockingDeque;
 import java.util.concurrent.TimeUnit;
@@ -24,6 +26,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class PoolManager {
     private static final Logger log = LoggerFactory.getLogger(PoolManager.class);
+    private static final ExecRequest WARM_UP = ExecRequest.of("true").withTimeout(Duration.ofSeconds(30));
 
     /** A started sandbox waiting for a session. */
     record Slot(String slotId, String sandboxId, String workspace, long startedAt, Map<String, String> attributes) {
@@ -138,6 +141,9 @@ final class PoolManager {
             try {
                 Map<String, String> attributes = engine.setup.prepare(engine.driver, slotId, sandboxId, config.spec(),
                         new java.util.HashMap<>());
+                // One exec while the slot waits warms the exec path (Docker opens the command channel then), so
+                // the first exec after a pool hit costs what any exec costs. Its exit code does not matter.
+                engine.driver.exec(sandboxId, WARM_UP);
                 return new Slot(slotId, sandboxId, workspace, engine.clock.millis(), attributes);
             } catch (RuntimeException setupFailed) {
                 engine.removeQuietly(sandboxId);

@@ -8,7 +8,11 @@ import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.ExecResult;
 import dev.sandboxkit.ExecResult.Termination;
 import dev.sandboxkit.ExecStream;
+import dev.sandboxkit.Sandbox;
 import dev.sandboxkit.SandboxExecException;
+import dev.sandboxkit.SandboxManager;
+import dev.sandboxkit.SandboxSpec;
+import dev.sandboxkit.WarmPool;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
@@ -439,6 +443,29 @@ class CommandChannelTest {
     }
 
     // ------------------------------------------------------------------ modes and fidelity
+
+    @Test
+    @DisplayName("a warm-pool sandbox opens its channel while it waits: the first exec after a pool hit opens none")
+    void pooledSandboxesWaitWithAnOpenChannel() throws Exception {
+        SandboxSpec pooledSpec = spec().label("test.case", "pooled-channel").build();
+        try (SandboxManager m = SandboxManager.builder().driver(driver).workspaceRoot(root.resolveSibling("pool-ws"))
+                .warmPool(WarmPool.of(pooledSpec, 1)).build()) {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (m.stats().poolSize() < 1 && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            Sandbox sandbox = m.acquire("c-pooled", pooledSpec);
+            String id = sandbox.info().sandboxId();
+            assertThat(m.stats().poolHits()).isEqualTo(1);
+            assertThat(channels(id)).as("opened by the warm-up exec").hasSize(1);
+            long before = channelExecs();
+
+            assertThat(sandbox.exec(ExecRequest.of("echo", "first")).stdout()).isEqualTo("first\n");
+
+            assertThat(channelExecs()).isEqualTo(before + 1);
+            assertThat(channels(id)).hasSize(1);
+        }
+    }
 
     @Test
     @DisplayName("ExecMode.PLAIN never opens a channel")

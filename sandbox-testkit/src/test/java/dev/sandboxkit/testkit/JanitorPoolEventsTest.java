@@ -218,6 +218,9 @@ class JanitorPoolEventsTest {
 
             assertThat(pooled).contains(a.info().sandboxId(), b.info().sandboxId());
             assertThat(a.info().sandboxId()).isNotEqualTo(b.info().sandboxId());
+            assertThat(driver.execs()).as("one warm-up exec per pooled sandbox, while it waited")
+                    .filteredOn(x -> x.sandboxId().equals(a.info().sandboxId())).extracting(FakeExec::command)
+                    .containsExactly(List.of("true"));
             assertThat(a.info().workspace()).isNotEqualTo(b.info().workspace());
             ManagerStats stats = m.stats();
             assertThat(stats.poolHits()).isEqualTo(2);
