@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # Runs the benchmark harness (library vs raw engine, side by side) and writes docs/benchmarks.md and
-# docs/benchmarks.svg. Pass "quick" for a short smoke run. Best on an otherwise idle machine.
+# docs/benchmarks.svg. Best on an otherwise idle machine.
+#   scripts/bench.sh            every section, full iterations
+#   scripts/bench.sh quick      every section, a tenth of the iterations (smoke run)
+#   scripts/bench.sh full B1,B4 some sections only; written to target/bench-partial, docs untouched
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-env.sh
 mvn -B -ntp -q install -DskipTests -pl sandbox-benchmarks -am
+out="$(pwd)/docs"
+if [ -n "${2:-}" ]; then out="$(pwd)/sandbox-benchmarks/target/bench-partial"; fi
 exec mvn -B -ntp -q -pl sandbox-benchmarks exec:java -Dexec.mainClass=dev.sandboxkit.benchmarks.BenchmarkMain \
-  -Dexec.args="$(pwd)/docs ${1:-}"
+  -Dexec.args="$out ${1:-full} ${2:-}"

@@ -22,7 +22,9 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Predicate;
 
 /**
  * Runs every benchmark side by side on this machine and writes the report. Usage (see scripts/bench.sh):
@@ -45,22 +47,37 @@ public final class BenchmarkMain {
     /**
      * Runs the benchmarks.
      *
-     * @param args output directory (default {@code docs}) and optionally {@code quick} for fewer iterations
+     * @param args output directory (default {@code docs}); optionally {@code quick} for fewer iterations (or
+     *             {@code full}); optionally a comma-separated list of sections to run (for example {@code B1,B4})
      * @throws Exception if a benchmark fails
      */
     public static void main(String[] args) throws Exception {
         Path out = Path.of(args.length > 0 ? args[0] : "docs");
         boolean quick = args.length > 1 && args[1].equals("quick");
+        Set<String> only = args.length > 2 ? Set.of(args[2].split(",")) : Set.of();
+        Predicate<String> run = section -> only.isEmpty() || only.contains(section);
         BenchmarkMain bench = new BenchmarkMain(quick);
         bench.report.machine(Machine.describe());
         try (RawDocker raw = new RawDocker(IMAGE)) {
-            bench.execLatency(raw);
-            bench.coldAcquire(raw);
-            bench.resume();
-            bench.warmPool();
-            bench.reaperAtScale();
-            bench.reapRealContainers(raw);
-            bench.memory();
+            if (run.test("B1")) {
+                bench.execLatency(raw);
+            }
+            if (run.test("B2")) {
+                bench.coldAcquire(raw);
+            }
+            if (run.test("B3")) {
+                bench.resume();
+            }
+            if (run.test("B4")) {
+                bench.warmPool();
+            }
+            if (run.test("B5")) {
+                bench.reaperAtScale();
+                bench.reapRealContainers(raw);
+            }
+            if (run.test("B6")) {
+                bench.memory();
+            }
         }
         bench.report.machineAfter(Machine.loadAverage());
         Files.createDirectories(out);
@@ -99,12 +116,18 @@ public final class BenchmarkMain {
                 shell.exec("true");
                 raw.exec(id, "true");
             }
+            // Heavy paths (CLI, engine execs) leave work behind on a 2-core machine (process teardown, the
+            // engine's bookkeeping) that slows whatever runs next, so the order rotates every iteration.
+            List<ThrowingRunnable> paths = List.of(
+                    () -> lib.add(time(() -> check(sandbox.exec(ExecRequest.of("true")).exitCode()))),
+                    () -> libNoSetsid.add(time(() -> check(noSetsid.exec(ExecRequest.of("true")).exitCode()))),
+                    () -> libPlain.add(time(() -> check(plain.exec(ExecRequest.of("true")).exitCode()))),
+                    () -> libShell.add(time(() -> check(shell.exec("true").exitCode()))),
+                    () -> api.add(timeChecked(() -> check(raw.exec(id, "true")))));
             for (int i = 0; i < n(300); i++) {
-                lib.add(time(() -> check(sandbox.exec(ExecRequest.of("true")).exitCode())));
-                libNoSetsid.add(time(() -> check(noSetsid.exec(ExecRequest.of("true")).exitCode())));
-                libPlain.add(time(() -> check(plain.exec(ExecRequest.of("true")).exitCode())));
-                libShell.add(time(() -> check(shell.exec("true").exitCode())));
-                api.add(timeChecked(() -> check(raw.exec(id, "true"))));
+                for (int k = 0; k < paths.size(); k++) {
+                    paths.get((i + k) % paths.size()).run();
+                }
                 if (i % 3 == 0) { // the CLI is slow; a third of the samples is plenty
                     cli.add(timeChecked(() -> check(RawDocker.cliExec(id, "true"))));
                 }
