@@ -52,7 +52,10 @@ final class ExecScripts {
             "cd \"$d\" 2>/dev/null || { printf 'sandboxkit: working directory %s does not exist\\n' \"$d\" >&2; exit 126; }",
             "if [ \"$n\" -gt 0 ]; then set -- env -- \"$@\"; fi",
             "if [ \"$len\" = - ] || [ \"$len\" -eq 0 ]; then exec \"$@\" </dev/null; fi",
-            "head -c \"$len\" | { \"$@\"; r=$?; cat >/dev/null; exit \"$r\"; }");
+            // The shell reports a command killed by a signal ("Killed") on its own stderr, even past redirections
+            // on the command (dash applies those in the shell); an exec without stdin (exec'd above) reports
+            // nothing, so the shell's stderr is muted and the command gets the real one in its subshell.
+            "head -c \"$len\" | { exec 9>&2 2>/dev/null; ( exec \"$@\" 2>&9 9>&- ); r=$?; cat >/dev/null; exit \"$r\"; }");
 
     static final String KILL_SCRIPT = String.join("\n",
             "m=\"" + MARKER + "=$1\"; me=$$; n=0",

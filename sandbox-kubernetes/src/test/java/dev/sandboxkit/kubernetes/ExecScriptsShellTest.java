@@ -208,6 +208,24 @@ class ExecScriptsShellTest {
 
     @ParameterizedTest
     @ValueSource(strings = {"dash", "busybox"})
+    void aCommandKilledByASignalGives137AndNothingMoreOnStderr(String kind) throws Exception {
+        String script = "echo out; echo err >&2; kill -9 $$";
+
+        Run withStdin = wrap(kind, dir.toString(), Map.of(), "in".getBytes(StandardCharsets.UTF_8), "sh", "-c", script);
+        Run without = wrap(kind, dir.toString(), Map.of(), null, "sh", "-c", script);
+
+        for (Run r : List.of(withStdin, without)) {
+            assertThat(r.exit()).isEqualTo(137);
+            assertThat(r.stdout()).isEqualTo("out\n");
+            assertThat(r.stderr()).isEqualTo("err\n");
+        }
+        Run missing = wrap(kind, dir.toString(), Map.of(), "in".getBytes(StandardCharsets.UTF_8), "no-such-program");
+        assertThat(missing.exit()).isEqualTo(127);
+        assertThat(missing.stderr()).as("the shell's own message still shows").contains("no-such-program");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"dash", "busybox"})
     void missingOrNonExecutableProgramsGive127And126(String kind) throws Exception {
         Path notExecutable = Files.writeString(dir.resolve("plain.txt"), "not a program");
 
