@@ -7,7 +7,7 @@ package dev.sandboxkit;
  *
  * <p>Docker: a plain exec costs one engine exec (about 40 ms: {@code runc exec}); the command channel
  * is one long-lived exec per sandbox running a small POSIX shell supervisor that carries many commands
- * (about a millisecond each). The channel needs {@code /bin/sh}, {@code mkfifo} and a writable
+ * (a few milliseconds each). The channel needs {@code /bin/sh}, {@code mkfifo} and a writable
  * {@code /tmp} or {@code /dev/shm} in the image.
  */
 public enum ExecMode {

@@ -133,6 +133,9 @@ public final class BenchmarkMain {
                 }
             }
         }
+        report.note("B1: the default path starts every command in a session of its own with `setsid`, as a plain exec "
+                + "gets from runc; that is one more execve per command, and what keeps its p50 above 3 ms on this machine. "
+                + "The `docker.channelSetsid=false` row is the same channel without it.");
         report.section("B1 exec: `ExecRequest.of(\"true\")`",
                 "Default path (the command channel) p50 ≤ 3 ms and ≤ 0.10× the raw Engine API; the plain exec "
                         + "path ≤ 1.10× the raw Engine API and ≤ 0.7× the CLI.", List.of(lib, libNoSetsid, libPlain, libShell, api, cli),

@@ -11,14 +11,15 @@
  *       runs as root; default {@code 10001:10001}. A non-root JVM runs sandboxes as itself.</li>
  *   <li>{@code docker.pullTimeout}: how long a pull may take, seconds or ISO-8601; default 10 minutes.</li>
  *   <li>{@code docker.channelSetsid}: {@code false} runs command-channel commands without {@code setsid}: one
- *       exec less per command (about 1 ms here), but commands of a channel share its process group, so a
+ *       exec less per command (1 to 2 ms here), but commands of a channel share its process group, so a
  *       {@code kill 0} also reaches background jobs earlier commands left; default {@code true}.</li>
  * </ul>
  *
  * <p>Each workdir is a host directory {@code <workspaceRoot>/<sessionId>} (mode 0700, owned by the sandbox
  * user) bind-mounted at {@code /workspace}. Execs run on the sandbox's command channel (see
  * {@code ExecChannels}, {@link dev.sandboxkit.ExecMode}) or as plain engine execs; either way the output is
- * read on the thread that calls {@code exec}, and listeners are called there. Every exec carries the environment variable {@code SANDBOXKIT_EXEC_ID}: on a
- * timeout, the processes holding it are killed with their process groups.
+ * read on the thread that calls {@code exec}, and listeners are called there. Every exec carries the
+ * environment variable {@code SANDBOXKIT_EXEC_ID}: on a timeout, the processes holding it are killed with
+ * their process groups.
  */
 package dev.sandboxkit.docker;
