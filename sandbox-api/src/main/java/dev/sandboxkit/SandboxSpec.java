@@ -33,8 +33,9 @@ import java.util.Set;
  * @param ephemeral              single-use: released means hard-killed, workdir purged, never reused
  * @param maxLifetime            hard limit on a container's life regardless of activity, or {@code null}
  * @param postCreate             a command run once in every new container (resume included) before it is
- *                               handed out; a failure fails the acquire with its output. Stored with the
- *                               session: never put secrets in it. {@code null} for none
+ *                               handed out; a failure or timeout fails the acquire with its output. Without
+ *                               a timeout of its own it gets 10 minutes. Stored with the session: never put
+ *                               secrets in it. {@code null} for none
  * @param proxy                  HTTP(S) proxy settings exported to every exec, or {@code null}
  * @param extraCaCertificates    PEM certificates to trust in addition to the image's bundle, or {@code null};
  *                               installed under {@code /tmp/.sandboxkit} in each new container and exposed
@@ -448,7 +449,8 @@ public record SandboxSpec(
         }
 
         /**
-         * Runs a command once in every new container, resume included, before it is handed out.
+         * Runs a command once in every new container, resume included, before it is handed out. A hook
+         * without a timeout ({@link ExecRequest#withTimeout}) is killed after 10 minutes, failing the acquire.
          *
          * @param hook the command (no stdin, no listener), or {@code null} for none
          * @return this builder

@@ -21,6 +21,8 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class ContainerSetup {
     static final String CA_DIR = "/tmp/.sandboxkit";
+    /** For a post-create hook that sets no timeout of its own. */
+    static final Duration POST_CREATE_TIMEOUT = Duration.ofMinutes(10);
     static final String ATTR_EXIT = "postCreate.exitCode";
     static final String ATTR_OUTPUT = "postCreate.output";
     static final String ATTR_MILLIS = "postCreate.millis";
@@ -88,6 +90,9 @@ final class ContainerSetup {
         }
         ExecRequest hook = spec.postCreate();
         if (hook != null) {
+            if (hook.timeout() == null) {
+                hook = hook.withTimeout(POST_CREATE_TIMEOUT); // a hung hook must not hang the acquire
+            }
             ExecResult r = driver.exec(sandboxId, withEnvironment(execEnvironment(spec), hook));
             attributes.put(ATTR_EXIT, Integer.toString(r.exitCode()));
             attributes.put(ATTR_OUTPUT, tail(r));

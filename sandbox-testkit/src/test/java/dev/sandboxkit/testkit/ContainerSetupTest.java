@@ -45,6 +45,17 @@ class ContainerSetupTest {
     }
 
     @Test
+    @DisplayName("a hook without a timeout gets 10 minutes; its own timeout is kept")
+    void hookTimeout() {
+        manager.acquire("default", SandboxSpec.builder().image("img").postCreate(ExecRequest.of("setup.sh")).build());
+        manager.acquire("own", SandboxSpec.builder().image("img")
+                .postCreate(ExecRequest.of("setup.sh").withTimeout(Duration.ofSeconds(42))).build());
+
+        assertThat(driver.execs()).extracting(e -> e.request().timeout())
+                .containsExactly(Duration.ofMinutes(10), Duration.ofSeconds(42));
+    }
+
+    @Test
     @DisplayName("a failing hook fails the acquire with its output and leaves no container")
     void failingHook() {
         driver.when(e -> e.commandLine().equals("setup.sh"), FakeDriver.result(2, "", "pip: not found"));
