@@ -61,6 +61,7 @@ public final class BenchmarkMain {
         try (RawDocker raw = new RawDocker(IMAGE)) {
             if (run.test("B1")) {
                 bench.execLatency(raw);
+                bench.execBackToBack();
             }
             if (run.test("B2")) {
                 bench.coldAcquire(raw);
@@ -91,6 +92,35 @@ public final class BenchmarkMain {
 
     private SandboxManager.Builder docker() {
         return SandboxManager.builder().driver("docker").workspaceRoot(scratch.resolve("ws-" + System.nanoTime()));
+    }
+
+    // B1b: the channel alone, commands back to back (an agent issuing one command after the other), nothing else
+    // running: what a command costs in steady state, without the cache and CPU noise the interleaved B1 adds.
+    private void execBackToBack() throws Exception {
+        Samples withSetsid = new Samples("channel (default), back to back");
+        Samples noSetsid = new Samples("channel, docker.channelSetsid=false, back to back");
+        try (SandboxManager m = docker().build();
+             SandboxManager m2 = docker().driverProperty("docker.channelSetsid", "false").build()) {
+            Sandbox a = m.acquire("b1b", SPEC);
+            Sandbox b = m2.acquire("b1b-nosetsid", SPEC);
+            for (int round = 0; round < 2; round++) { // the first round warms up, the second is measured
+                for (int i = 0; i < n(300); i++) {
+                    long t = time(() -> check(a.exec(ExecRequest.of("true")).exitCode()));
+                    if (round == 1) {
+                        withSetsid.add(t);
+                    }
+                }
+                for (int i = 0; i < n(300); i++) {
+                    long t = time(() -> check(b.exec(ExecRequest.of("true")).exitCode()));
+                    if (round == 1) {
+                        noSetsid.add(t);
+                    }
+                }
+            }
+        }
+        report.section("B1b exec back to back on the channel: `ExecRequest.of(\"true\")`",
+                "Default path p50 ≤ 3 ms.", List.of(withSetsid, noSetsid),
+                List.of(Report.absolute("default path p50, back to back", withSetsid, 3.0)));
     }
 
     // B1: exec("true") through the library (channel, channel without setsid, plain exec, a shell session command)
@@ -134,8 +164,9 @@ public final class BenchmarkMain {
             }
         }
         report.note("B1: the default path starts every command in a session of its own with `setsid`, as a plain exec "
-                + "gets from runc; that is one more execve per command, and what keeps its p50 above 3 ms on this machine. "
-                + "The `docker.channelSetsid=false` row is the same channel without it.");
+                + "gets from runc: one more execve per command (the `docker.channelSetsid=false` row is the same channel "
+                + "without it). In B1 engine execs and CLI processes run between the channel's commands and take its "
+                + "warm caches and a core; B1b runs the channel back to back, as an agent issuing commands in sequence does.");
         report.section("B1 exec: `ExecRequest.of(\"true\")`",
                 "Default path (the command channel) p50 ≤ 3 ms and ≤ 0.10× the raw Engine API; the plain exec "
                         + "path ≤ 1.10× the raw Engine API and ≤ 0.7× the CLI.", List.of(lib, libNoSetsid, libPlain, libShell, api, cli),
