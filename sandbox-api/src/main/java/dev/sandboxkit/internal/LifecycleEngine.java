@@ -427,9 +427,7 @@ public final class LifecycleEngine implements SandboxManager {
     ExecResult exec(String sessionId, ExecRequest request, Instant incarnation) {
         Objects.requireNonNull(sessionId, "sessionId");
         Objects.requireNonNull(request, "request");
-        return inLiveSandbox(sessionId, incarnation, (e, sandboxId) -> events.enabled()
-                ? execObserved(e, sandboxId, request)
-                : classify(e, sandboxId, driver.exec(sandboxId, ContainerSetup.withEnvironment(e.execEnv, request))));
+        return inLiveSandbox(sessionId, incarnation, (e, sandboxId) -> execIn(e, sandboxId, request, request));
     }
 
     /**
@@ -467,11 +465,18 @@ public final class LifecycleEngine implements SandboxManager {
         }
     }
 
-    private ExecResult execObserved(SessionEntry e, String sandboxId, ExecRequest request) {
+    /**
+     * Runs {@code command} (with the session's environment) in the live sandbox; events, when enabled, show
+     * {@code shown}: the caller's request, which a shell session wraps into its script.
+     */
+    private ExecResult execIn(SessionEntry e, String sandboxId, ExecRequest shown, ExecRequest command) {
+        ExecRequest withEnv = ContainerSetup.withEnvironment(e.execEnv, command);
+        if (!events.enabled()) {
+            return classify(e, sandboxId, driver.exec(sandboxId, withEnv));
+        }
         boolean first = e.takeFirstExec();
-        events.emit(new SandboxEvent.ExecStarted(e.sessionId, sandboxId, clock.instant(), request));
-        ExecResult result = classify(e, sandboxId, driver.exec(sandboxId,
-                ContainerSetup.withEnvironment(e.execEnv, request)));
+        events.emit(new SandboxEvent.ExecStarted(e.sessionId, sandboxId, clock.instant(), shown));
+        ExecResult result = classify(e, sandboxId, driver.exec(sandboxId, withEnv));
         events.emit(new SandboxEvent.ExecFinished(e.sessionId, sandboxId, clock.instant(), result, first));
         return result;
     }
@@ -510,15 +515,7 @@ public final class LifecycleEngine implements SandboxManager {
             if (!sandboxId.equals(shell.sandboxId)) {
                 throw shellEnded(sessionId);
             }
-            ExecRequest withEnv = ContainerSetup.withEnvironment(e.execEnv, command);
-            if (!events.enabled()) {
-                return classify(e, sandboxId, driver.exec(sandboxId, withEnv));
-            }
-            boolean first = e.takeFirstExec();
-            events.emit(new SandboxEvent.ExecStarted(sessionId, sandboxId, clock.instant(), request));
-            ExecResult result = classify(e, sandboxId, driver.exec(sandboxId, withEnv));
-            events.emit(new SandboxEvent.ExecFinished(sessionId, sandboxId, clock.instant(), result, first));
-            return result;
+            return execIn(e, sandboxId, request, command);
         } catch (SandboxNotFoundException gone) {
             throw shellEnded(sessionId);
         } finally {

@@ -15,6 +15,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -105,18 +106,7 @@ class MultiProcessStoreTest {
         @Test
         @DisplayName("two JVMs creating the same new file at once both succeed, with one schema")
         void concurrentCreation() throws Exception {
-            Path file = dir.resolve("race");
-            try (Fork a = Fork.start(StoreWorker.class, "h2", file.toString(), "insert", "a");
-                 Fork b = Fork.start(StoreWorker.class, "h2", file.toString(), "insert", "b")) {
-                assertThat(a.awaitLine("INSERTED", FORK_TIMEOUT)).isEqualTo("INSERTED true");
-                assertThat(b.awaitLine("INSERTED", FORK_TIMEOUT)).isEqualTo("INSERTED true");
-                a.awaitSuccess(FORK_TIMEOUT);
-                b.awaitSuccess(FORK_TIMEOUT);
-            }
-            try (JdbcSessionStore store = JdbcSessionStore.h2(file)) {
-                assertThat(store.find("a")).isPresent();
-                assertThat(store.find("b")).isPresent();
-            }
+            createTogether("h2", dir.resolve("race"), JdbcSessionStore::h2);
         }
     }
 
@@ -155,18 +145,23 @@ class MultiProcessStoreTest {
         @Test
         @DisplayName("two JVMs creating the same new file at once both succeed")
         void concurrentCreation() throws Exception {
-            Path file = dir.resolve("race.sqlite");
-            try (Fork a = Fork.start(StoreWorker.class, "sqlite", file.toString(), "insert", "a");
-                 Fork b = Fork.start(StoreWorker.class, "sqlite", file.toString(), "insert", "b")) {
-                assertThat(a.awaitLine("INSERTED", FORK_TIMEOUT)).isEqualTo("INSERTED true");
-                assertThat(b.awaitLine("INSERTED", FORK_TIMEOUT)).isEqualTo("INSERTED true");
-                a.awaitSuccess(FORK_TIMEOUT);
-                b.awaitSuccess(FORK_TIMEOUT);
-            }
-            try (JdbcSessionStore store = JdbcSessionStore.sqlite(file)) {
-                assertThat(store.find("a")).isPresent();
-                assertThat(store.find("b")).isPresent();
-            }
+            createTogether("sqlite", dir.resolve("race.sqlite"), JdbcSessionStore::sqlite);
+        }
+    }
+
+    /** Two forked JVMs create the same new database file at once; both insert, and both rows are there. */
+    private static void createTogether(String kind, Path file, Function<Path, JdbcSessionStore> open)
+            throws Exception {
+        try (Fork a = Fork.start(StoreWorker.class, kind, file.toString(), "insert", "a");
+             Fork b = Fork.start(StoreWorker.class, kind, file.toString(), "insert", "b")) {
+            assertThat(a.awaitLine("INSERTED", FORK_TIMEOUT)).isEqualTo("INSERTED true");
+            assertThat(b.awaitLine("INSERTED", FORK_TIMEOUT)).isEqualTo("INSERTED true");
+            a.awaitSuccess(FORK_TIMEOUT);
+            b.awaitSuccess(FORK_TIMEOUT);
+        }
+        try (JdbcSessionStore store = open.apply(file)) {
+            assertThat(store.find("a")).isPresent();
+            assertThat(store.find("b")).isPresent();
         }
     }
 
