@@ -14,7 +14,7 @@ final class DataSourceConnections implements ConnectionSource {
 
     @Override
     public Connection get() throws SQLException {
-        return dataSource.getConnection();
+        return ConnectionSource.retryingBusy(dataSource::getConnection);
     }
 
     @Override

@@ -14,7 +14,6 @@ import java.util.Properties;
 final class EmbeddedConnections implements ConnectionSource {
     private static final int MAX_IDLE = 8;
     private static final long VALIDATE_AFTER_NANOS = 1_000_000_000L;
-    private static final long OPEN_BUSY_MILLIS = 10_000;
 
     private final Driver driver;
     private final String url;
@@ -51,32 +50,14 @@ final class EmbeddedConnections implements ConnectionSource {
         }
     }
 
-    /**
-     * Opens a connection. SQLite applies its pragmas while opening, and switching a new file to WAL needs a
-     * lock that another process opening it at the same moment may hold; the busy timeout does not cover that
-     * step, so a busy answer is retried here for up to {@value #OPEN_BUSY_MILLIS} ms.
-     */
     private Connection open() throws SQLException {
-        long deadline = System.nanoTime() + OPEN_BUSY_MILLIS * 1_000_000L;
-        for (long pause = 5; ; pause = Math.min(pause * 2, 200)) {
-            try {
-                Connection c = driver.connect(url, properties);
-                if (c == null) {
-                    throw new SQLException("driver " + driver.getClass().getName() + " does not accept " + url, "08001");
-                }
-                return c;
-            } catch (SQLException e) {
-                if (!Failures.isSqliteBusy(e) || System.nanoTime() - deadline >= 0) {
-                    throw e;
-                }
-                try {
-                    Thread.sleep(pause);
-                } catch (InterruptedException interrupted) {
-                    Thread.currentThread().interrupt();
-                    throw e;
-                }
+        return ConnectionSource.retryingBusy(() -> {
+            Connection c = driver.connect(url, properties);
+            if (c == null) {
+                throw new SQLException("driver " + driver.getClass().getName() + " does not accept " + url, "08001");
             }
-        }
+            return c;
+        });
     }
 
     private static boolean isValid(Connection c) {

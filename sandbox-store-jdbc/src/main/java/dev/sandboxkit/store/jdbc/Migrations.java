@@ -105,7 +105,14 @@ final class Migrations {
     private static int migrateOnce(Connection c, JdbcDialect dialect, boolean autoMigrate, String database)
             throws SQLException {
         boolean autoCommit = c.getAutoCommit();
-        c.setAutoCommit(false);
+        // SQLite: a DEFERRED transaction that reads the version and then writes fails at once with SQLITE_BUSY
+        // when another process migrated in between (the busy timeout does not apply), so the write lock is
+        // taken first, whatever transaction mode the caller's DataSource uses.
+        boolean sqlite = dialect == JdbcDialect.SQLITE;
+        c.setAutoCommit(sqlite);
+        if (sqlite) {
+            run(c, "BEGIN IMMEDIATE");
+        }
         try {
             if (dialect == JdbcDialect.POSTGRESQL) {
                 try (PreparedStatement lock = c.prepareStatement("SELECT pg_advisory_xact_lock(?)")) {
@@ -134,10 +141,14 @@ final class Migrations {
                     throw new IllegalStateException("schema scripts ran but " + database + " reports version " + now);
                 }
             }
-            c.commit();
+            if (sqlite) {
+                run(c, "COMMIT");
+            } else {
+                c.commit();
+            }
             return found;
         } catch (SQLException | RuntimeException e) {
-            rollbackQuietly(c);
+            rollbackQuietly(c, sqlite);
             throw e;
         } finally {
             c.setAutoCommit(autoCommit);
@@ -176,9 +187,19 @@ final class Migrations {
         }
     }
 
-    private static void rollbackQuietly(Connection c) {
+    private static void run(Connection c, String sql) throws SQLException {
+        try (Statement s = c.createStatement()) {
+            s.execute(sql);
+        }
+    }
+
+    private static void rollbackQuietly(Connection c, boolean explicit) {
         try {
-            c.rollback();
+            if (explicit) {
+                run(c, "ROLLBACK");
+            } else {
+                c.rollback();
+            }
         } catch (SQLException ignored) {
             // the original failure is what matters
         }

@@ -8,6 +8,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.api.io.TempDir;
 import org.postgresql.ds.PGSimpleDataSource;
@@ -243,9 +245,11 @@ class FailureTest {
             }
         }
 
-        @Test
+        @ParameterizedTest(name = "{0}")
+        @ValueSource(strings = {"JdbcSessionStore.sqlite", "a WAL SQLiteDataSource"})
         @DisplayName("stores opened at once on a new file all come up (the switch to WAL can answer busy)")
-        void concurrentOpens() throws Exception {
+        void concurrentOpens(String opener) throws Exception {
+            boolean embedded = opener.equals("JdbcSessionStore.sqlite");
             int threads = 4;
             ExecutorService pool = Executors.newFixedThreadPool(threads);
             try {
@@ -257,7 +261,8 @@ class FailureTest {
                         String id = "s" + t;
                         opened.add(pool.submit(() -> {
                             start.await(10, TimeUnit.SECONDS);
-                            try (JdbcSessionStore store = JdbcSessionStore.sqlite(file)) {
+                            try (JdbcSessionStore store = embedded ? JdbcSessionStore.sqlite(file)
+                                    : JdbcSessionStore.create(walDataSource(file))) {
                                 return store.insert(record(id));
                             }
                         }));
@@ -270,6 +275,16 @@ class FailureTest {
                 pool.shutdownNow();
             }
         }
+    }
+
+    /** What a caller would pass for a shared SQLite file: WAL, a busy timeout, IMMEDIATE transactions. */
+    static SQLiteDataSource walDataSource(Path file) {
+        SQLiteDataSource ds = new SQLiteDataSource();
+        ds.setUrl("jdbc:sqlite:" + file);
+        ds.setJournalMode("WAL");
+        ds.setBusyTimeout(10_000);
+        ds.setTransactionMode("IMMEDIATE");
+        return ds;
     }
 
     @Nested

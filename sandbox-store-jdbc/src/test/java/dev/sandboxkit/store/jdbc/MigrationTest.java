@@ -316,13 +316,14 @@ class MigrationTest {
         Supplier<DataSource> sameDatabase() {
             Path f = file;
             return () -> {
-                SQLiteDataSource ds = new SQLiteDataSource();
-                ds.setUrl("jdbc:sqlite:" + f);
-                ds.setJournalMode("WAL");
-                ds.setBusyTimeout(10_000);
-                ds.setTransactionMode("IMMEDIATE");
+                SQLiteDataSource ds = FailureTest.walDataSource(f);
+                ds.setTransactionMode(transactionMode());
                 return ds;
             };
+        }
+
+        String transactionMode() {
+            return "IMMEDIATE";
         }
 
         @Override
@@ -344,6 +345,15 @@ class MigrationTest {
                 assertThat(rs.getString(1)).isEqualToIgnoringCase("wal");
             }
             assertThat(versionRows(ds)).containsExactly(1);
+        }
+    }
+
+    @Nested
+    @DisplayName("on a SQLite file through a DataSource in the default (DEFERRED) transaction mode")
+    class OnSqliteDeferred extends OnSqlite {
+        @Override
+        String transactionMode() {
+            return "DEFERRED";
         }
     }
 
