@@ -41,7 +41,9 @@ import java.util.TreeMap;
  *
  * <p><b>Databases.</b> PostgreSQL (through your {@link DataSource}, ideally a pool), H2 2.x and SQLite files.
  * The JDBC drivers are optional dependencies of this module: add {@code org.postgresql:postgresql},
- * {@code com.h2database:h2} or {@code org.xerial:sqlite-jdbc} yourself.
+ * {@code com.h2database:h2} or {@code org.xerial:sqlite-jdbc} yourself. A SQLite DataSource shared by several
+ * processes needs WAL and a busy timeout; any transaction mode works (opening retries busy answers for up to
+ * 10 s, and the migration takes the write lock before it reads).
  *
  * <p><b>Schema.</b> Two tables, {@code sandboxkit_sessions} and {@code sandboxkit_schema_version}, created
  * and migrated when the store is constructed, from the SQL files shipped in this jar
