@@ -1,17 +1,13 @@
 package dev.sandboxkit.docker;
 
-import com.github.dockerjava.api.DockerClient;
 import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.ExecResult;
 import dev.sandboxkit.ExecResult.Termination;
 import dev.sandboxkit.ExecStream;
 import dev.sandboxkit.SandboxExecException;
 import dev.sandboxkit.SandboxNotFoundException;
-import dev.sandboxkit.spi.SandboxDriver;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
@@ -24,49 +20,31 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static dev.sandboxkit.docker.DockerTestSupport.IMAGE;
-import static dev.sandboxkit.docker.DockerTestSupport.context;
 import static dev.sandboxkit.docker.DockerTestSupport.spec;
 import static dev.sandboxkit.docker.DockerTestSupport.start;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The exec path against the real engine, driven through the SPI. */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-class DockerExecTest {
-    private final String instanceId = DockerTestSupport.newInstanceId();
-    private final List<String> images = new ArrayList<>();
-    private Path root;
-    private SandboxDriver driver;
-    private DockerClient docker;
-    private ExecutorService threads;
+class DockerExecTest extends DriverOnDocker {
     /** Shared by the tests that leave the sandbox as they found it. */
     private String shared;
 
-    @BeforeAll
-    void setUp() throws IOException {
-        DockerTestSupport.requireEngine();
-        root = Files.createTempDirectory("sbx-exec-").resolve("workspaces");
-        driver = new DockerDriverProvider().create(context(instanceId, root));
-        docker = DockerTestSupport.dockerClient();
-        threads = Executors.newCachedThreadPool();
-        shared = start(driver, instanceId, "s-shared", spec().build());
+    @Override
+    String tempPrefix() {
+        return "sbx-exec-";
     }
 
-    @AfterAll
-    void tearDown() {
-        if (threads != null) {
-            threads.shutdownNow();
-        }
-        DockerTestSupport.cleanUp(instanceId, driver, docker, images, root == null ? null : root.getParent());
+    @BeforeAll
+    void startShared() {
+        shared = start(driver, instanceId, "s-shared", spec().build());
     }
 
     @Test

@@ -1,6 +1,5 @@
 package dev.sandboxkit.docker;
 
-import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Capability;
@@ -20,10 +19,7 @@ import dev.sandboxkit.spi.SandboxDescriptor;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SandboxDriverProvider;
 import dev.sandboxkit.spi.SandboxLabels;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -44,25 +40,10 @@ import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Lifecycle through the SPI against the real engine: create, harden, list, remove, workdirs, discovery. */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class DockerLifecycleTest {
-    private final String instanceId = DockerTestSupport.newInstanceId();
-    private Path root;
-    private SandboxDriver driver;
-    private DockerClient docker;
-    private final List<String> images = new java.util.ArrayList<>();
-
-    @BeforeAll
-    void setUp() throws IOException {
-        DockerTestSupport.requireEngine();
-        root = Files.createTempDirectory("sbx-lifecycle-").resolve("workspaces");
-        driver = new DockerDriverProvider().create(context(instanceId, root));
-        docker = DockerTestSupport.dockerClient();
-    }
-
-    @AfterAll
-    void tearDown() {
-        DockerTestSupport.cleanUp(instanceId, driver, docker, images, root == null ? null : root.getParent());
+class DockerLifecycleTest extends DriverOnDocker {
+    @Override
+    String tempPrefix() {
+        return "sbx-lifecycle-";
     }
 
     @Test
