@@ -27,6 +27,8 @@ import java.util.concurrent.atomic.AtomicLong;
 final class PoolManager {
     private static final Logger log = LoggerFactory.getLogger(PoolManager.class);
     private static final ExecRequest WARM_UP = ExecRequest.of("true").withTimeout(Duration.ofSeconds(30));
+    /** How long a closing manager waits for slots that are still starting. */
+    private static final long DRAIN_WAIT_NANOS = TimeUnit.SECONDS.toNanos(60);
 
     /** A started sandbox waiting for a session. */
     record Slot(String slotId, String sandboxId, String workspace, long startedAt, Map<String, String> attributes) {
@@ -112,7 +114,7 @@ final class PoolManager {
         while (!closed && !engine.isClosed()) {
             int inFlight = starting.incrementAndGet();
             if (idle.size() + inFlight > config.minSize() || idle.size() + inFlight > config.maxSize()) {
-                starting.decrementAndGet();
+                doneStarting();
                 return;
             }
             try {
@@ -126,7 +128,7 @@ final class PoolManager {
                 log.warn("Warm pool for {}: could not start a sandbox: {}", config.spec().image(), e.toString());
                 return; // try again on the next checkout
             } finally {
-                starting.decrementAndGet();
+                doneStarting();
             }
         }
     }
@@ -165,9 +167,37 @@ final class PoolManager {
         }
     }
 
-    /** Removes every waiting sandbox. Called when the manager closes. */
+    private void doneStarting() {
+        if (starting.decrementAndGet() == 0) {
+            synchronized (this) {
+                notifyAll();
+            }
+        }
+    }
+
+    /**
+     * Removes every waiting sandbox. Called when the manager closes. A slot still starting is removed by
+     * {@link #fill} once it is up, so this waits for those first (up to a minute): otherwise a container
+     * created during close would outlive the manager until an orphan sweep.
+     */
     void drain() {
         closed = true;
+        long deadline = System.nanoTime() + DRAIN_WAIT_NANOS;
+        synchronized (this) {
+            long left;
+            while (starting.get() > 0 && (left = deadline - System.nanoTime()) > 0) {
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(this, left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+        }
+        if (starting.get() > 0) {
+            log.warn("Warm pool for {}: a sandbox still starting after 60 s is left to the orphan sweep",
+                    config.spec().image());
+        }
         Slot slot;
         while ((slot = idle.pollFirst()) != null) {
             discard(slot.sandboxId(), slot.workspace());

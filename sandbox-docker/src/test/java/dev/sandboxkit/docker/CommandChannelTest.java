@@ -1,6 +1,5 @@
 package dev.sandboxkit.docker;
 
-import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.model.Frame;
 import dev.sandboxkit.ExecMode;
@@ -13,11 +12,9 @@ import dev.sandboxkit.SandboxExecException;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.WarmPool;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
@@ -30,11 +27,10 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -50,34 +46,19 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * The command channel on the real engine: framing that output cannot forge, kills, channel death and
  * re-establishment, concurrency, modes and fallback, and clean removal. Driven through the SPI.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
-class CommandChannelTest {
-    private final String instanceId = DockerTestSupport.newInstanceId();
-    private final List<String> images = new ArrayList<>();
-    private Path root;
-    private DockerSandboxDriver driver;
-    private DockerClient docker;
-    private ExecutorService threads;
+class CommandChannelTest extends DriverOnDocker {
     /** Shared by tests that leave it as they found it. */
     private String shared;
 
-    @BeforeAll
-    void setUp() throws IOException {
-        DockerTestSupport.requireEngine();
-        root = Files.createTempDirectory("sbx-channel-").resolve("workspaces");
-        driver = (DockerSandboxDriver) new DockerDriverProvider().create(context(instanceId, root));
-        docker = DockerTestSupport.dockerClient();
-        threads = Executors.newCachedThreadPool();
-        shared = start(driver, instanceId, "c-shared", spec().build());
+    @Override
+    String tempPrefix() {
+        return "sbx-channel-";
     }
 
-    @AfterAll
-    void tearDown() {
-        if (threads != null) {
-            threads.shutdownNow();
-        }
-        DockerTestSupport.cleanUp(instanceId, driver, docker, images, root == null ? null : root.getParent());
+    @BeforeAll
+    void startShared() {
+        shared = start(driver, instanceId, "c-shared", spec().build());
     }
 
     private ExecResult exec(String id, ExecRequest request) {
@@ -447,7 +428,8 @@ class CommandChannelTest {
     @Test
     @DisplayName("a warm-pool sandbox opens its channel while it waits: the first exec after a pool hit opens none")
     void pooledSandboxesWaitWithAnOpenChannel() throws Exception {
-        SandboxSpec pooledSpec = spec().label("test.case", "pooled-channel").build();
+        Map<String, String> caseLabel = Map.of("test.case", "pooled-channel-" + instanceId);
+        SandboxSpec pooledSpec = spec().label("test.case", caseLabel.get("test.case")).build();
         try (SandboxManager m = SandboxManager.builder().driver(driver).workspaceRoot(root.resolveSibling("pool-ws"))
                 .warmPool(WarmPool.of(pooledSpec, 1)).build()) {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
@@ -465,6 +447,9 @@ class CommandChannelTest {
             assertThat(channelExecs()).isEqualTo(before + 1);
             assertThat(channels(id)).hasSize(1);
         }
+        // The pool was refilling when the manager closed; close waits for that sandbox and removes it.
+        assertThat(docker.listContainersCmd().withShowAll(true).withLabelFilter(caseLabel).exec())
+                .as("containers left by the closed manager").isEmpty();
     }
 
     @Test

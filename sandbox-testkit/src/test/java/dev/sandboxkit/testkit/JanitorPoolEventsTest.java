@@ -29,7 +29,9 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -271,6 +273,43 @@ class JanitorPoolEventsTest {
             assertThat(driver.liveSandboxes()).hasSize(3);
             m.close();
             assertThat(driver.liveSandboxes()).isEmpty();
+        }
+
+        @Test
+        @DisplayName("close waits for a sandbox the pool is still starting, and removes it")
+        void closeWaitsForAStartingSlot() throws Exception {
+            CountDownLatch warming = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            // The warm-up exec of a slot hangs, as a slow engine call would, and ignores interrupts as one does.
+            driver.when(e -> e.command().equals(List.of("true")), e -> {
+                warming.countDown();
+                while (true) {
+                    try {
+                        release.await();
+                        return FakeDriver.result(0, "", "");
+                    } catch (InterruptedException ignored) {
+                        // keep waiting
+                    }
+                }
+            });
+            ScheduledExecutorService threads = Executors.newScheduledThreadPool(4);
+            try {
+                SandboxManager m = SandboxManager.builder().driver(driver).clock(clock).scheduler(threads).store(store)
+                        .instanceId("m1").warmPool(WarmPool.of(SPEC, 1)).build();
+                assertThat(warming.await(10, TimeUnit.SECONDS)).isTrue();
+
+                java.util.concurrent.FutureTask<Void> closing = new java.util.concurrent.FutureTask<>(m::close, null);
+                new Thread(closing, "test-close").start();
+
+                assertThatThrownBy(() -> closing.get(300, TimeUnit.MILLISECONDS))
+                        .as("close returned while a slot was still starting").isInstanceOf(TimeoutException.class);
+                release.countDown();
+                closing.get(10, TimeUnit.SECONDS);
+                assertThat(driver.liveSandboxes()).isEmpty();
+            } finally {
+                release.countDown();
+                threads.shutdownNow();
+            }
         }
     }
 
