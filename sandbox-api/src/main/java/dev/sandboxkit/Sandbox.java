@@ -21,9 +21,16 @@ public interface Sandbox extends AutoCloseable {
      * Runs a command and waits for it. Resumes the session first if it was reaped.
      *
      * @param request what to run
-     * @return the result; a non-zero exit code or a timeout is reported here, not thrown
-     * @throws SandboxNotFoundException if the session was destroyed or released (ephemeral)
-     * @throws SandboxExecException     if the command could not be run or its output not read
+     * @return the result; a non-zero exit code or a timeout is reported here, not thrown. If the container is
+     *         removed while the command runs, the result says {@link ExecResult.Termination#KILLED} (or
+     *         {@code LIFETIME_EXCEEDED} when the janitor killed it for its maximum lifetime)
+     * @throws SandboxNotFoundException    if the session was destroyed, is being destroyed, or was released
+     *                                     (ephemeral)
+     * @throws SandboxAcquireException     if the session had to be resumed and that failed, for example because
+     *                                     another live manager holds it (retryable)
+     * @throws SandboxUnavailableException if the backend cannot be reached (retryable)
+     * @throws SandboxExecException        if the command could not be run or its output not read
+     * @throws SessionStoreException       if resuming needed the store and it failed
      */
     ExecResult exec(ExecRequest request);
 

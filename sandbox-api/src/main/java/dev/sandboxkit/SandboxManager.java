@@ -55,8 +55,11 @@ public interface SandboxManager extends AutoCloseable {
      * @return a handle on the sandbox
      * @throws IllegalArgumentException     if the session id is invalid
      * @throws SandboxAcquireException      if the sandbox cannot be started, is single-use and already
-     *                                      released, or is held by another live manager
-     * @throws SandboxUnavailableException  if the backend cannot be reached
+     *                                      released, is held by another live manager (retryable), or is still
+     *                                      being destroyed (retryable: a new session starts once the destroy of
+     *                                      the old one has finished)
+     * @throws SandboxUnavailableException  if the backend cannot be reached (retryable)
+     * @throws SessionStoreException        if the session store fails (retryable when it is unreachable)
      */
     Sandbox acquire(String sessionId, SandboxSpec spec);
 
@@ -65,8 +68,15 @@ public interface SandboxManager extends AutoCloseable {
      *
      * @param sessionId the session
      * @param request   what to run
-     * @return the result; a non-zero exit code or a timeout is reported here, not thrown
-     * @throws SandboxNotFoundException if the session does not exist or was destroyed
+     * @return the result; a non-zero exit code or a timeout is reported here, not thrown. If the container is
+     *         removed while the command runs (destroyed, killed for its lifetime, removed from outside), the
+     *         result says {@link ExecResult.Termination#KILLED} (or {@code LIFETIME_EXCEEDED})
+     * @throws SandboxNotFoundException    if the session does not exist, was destroyed, or is being destroyed
+     * @throws SandboxAcquireException     if the session had to be resumed and that failed, for example because
+     *                                     another live manager holds it (retryable)
+     * @throws SandboxUnavailableException if the backend cannot be reached (retryable)
+     * @throws SandboxExecException        if the command could not be started or its output not read
+     * @throws SessionStoreException       if resuming needed the store and it failed
      */
     ExecResult exec(String sessionId, ExecRequest request);
 
@@ -99,26 +109,40 @@ public interface SandboxManager extends AutoCloseable {
 
     /**
      * Ends a use of the session. A persistent session's container stays until the idle TTL; an
-     * ephemeral one is hard-killed and its workdir purged at once, and the session can never be used again.
+     * ephemeral one is hard-killed and its workdir purged at once (as {@link #destroy}), and the session can
+     * never be used again.
      *
      * @param sessionId the session
+     * @throws SandboxException as {@link #destroy} does, for an ephemeral session whose purge did not finish
      */
     void release(String sessionId);
 
     /**
-     * Removes the session's container and workdir. Idempotent. Later use of the session id through an
-     * old handle or {@link #exec} is "not found"; {@link #acquire} starts a new, empty session.
+     * Removes the session's container and workdir, and returns once both are gone. Idempotent. Later use of the
+     * session id through an old handle or {@link #exec} is "not found"; {@link #acquire} starts a new, empty
+     * session on a fresh workdir. A destroy and an acquire of one id are linearizable: the acquire either sees
+     * the old session (which the destroy then removes) or starts the new one after the destroy.
+     *
+     * <p>The session is recorded {@link SessionState#DESTROYING} first and {@link SessionState#DESTROYED} only
+     * once its container is removed and its workdir deleted. If either fails (the engine is unreachable, the
+     * workdir resists deletion), this method throws and the session stays {@code DESTROYING}, unusable; the
+     * janitor retries it every reconcile interval, as does the next destroy or acquire of the id.
      *
      * @param sessionId the session
+     * @throws SandboxUnavailableException if the backend cannot be reached (retryable)
+     * @throws SandboxException            if the container or the workdir could not be removed
+     * @throws SessionStoreException       if the session store fails
      */
     void destroy(String sessionId);
 
     /**
      * Runs one orphan sweep now (it also runs when the manager is built and then periodically): lists the
      * managed containers by label, compares them with the store and removes those no live manager accounts
-     * for — unknown, suspended or destroyed sessions, and sessions whose owner's lease expired. Containers of
-     * other live managers are never touched. ACTIVE sessions whose container is gone become SUSPENDED.
-     * Every removal is logged with its reason.
+     * for — unknown, suspended or destroyed sessions, containers that are not their session's current one (in
+     * any state, exited ones included), and sessions whose owner's lease expired. Containers of other live
+     * managers are never touched. ACTIVE sessions whose container is gone become SUSPENDED, and destroys that
+     * did not finish (this manager's, or those of managers that are gone) are finished. Every removal is
+     * logged with its reason.
      *
      * @return the number of containers removed
      */
@@ -159,8 +183,11 @@ public interface SandboxManager extends AutoCloseable {
 
     /**
      * Stops the reaper, suspends every session this manager holds (removing its container, keeping
-     * its workdir; ephemeral sessions are purged), then closes what the manager itself created:
-     * its scheduler, its driver and its store. Instances passed to the builder are left open.
+     * its workdir; ephemeral sessions are purged), drains the warm pools, finishes the destroys it owns that had
+     * failed, and removes any container still carrying its owner label; then closes what the manager itself
+     * created: its scheduler, its driver and its store. Instances passed to the builder are left open. If the
+     * backend is unreachable at that moment, what could not be removed is left to the next manager of the fleet
+     * that shares the store (see the README on engine outages).
      */
     @Override
     void close();

@@ -8,7 +8,6 @@ import java.time.Instant;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ScheduledFuture;
@@ -76,7 +75,7 @@ final class Housekeeper {
     void reapPass() {
         long now = engine.clock.millis();
         for (SessionEntry e : engine.sessions.values()) {
-            if (!e.reapQueued && (e.idleFor(now, engine.idleMillis) || e.outlived(now))) {
+            if (!e.reapQueued && (e.idleFor(now, engine.idleMillis) || e.outlived(now)) && e.mayRetryStop(now)) {
                 e.reapQueued = true;
                 engine.scheduler.execute(guard("reap", () -> engine.reapIfIdle(e)));
             }

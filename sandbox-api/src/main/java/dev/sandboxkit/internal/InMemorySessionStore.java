@@ -70,6 +70,16 @@ public final class InMemorySessionStore implements SessionStore {
     }
 
     @Override
+    public List<SessionRecord> findByState(SessionState state, int limit) {
+        Objects.requireNonNull(state, "state");
+        return records.values().stream()
+                .filter(r -> r.state() == state)
+                .sorted(Comparator.comparing(SessionRecord::lastActivity).thenComparing(SessionRecord::sessionId))
+                .limit(limit)
+                .toList();
+    }
+
+    @Override
     public List<SessionRecord> findByOwner(String owner) {
         return records.values().stream().filter(r -> owner.equals(r.owner())).toList();
     }

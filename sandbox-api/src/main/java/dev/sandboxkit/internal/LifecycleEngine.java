@@ -56,10 +56,20 @@ import java.util.function.BiFunction;
  * The lifecycle engine: the one place that decides when a session's container is created, reused,
  * reaped, resumed and destroyed. Drivers only carry out what it decides; the store records it.
  *
- * <p>Order of writes, chosen so that a crash at any point leaves nothing the orphan sweep cannot fix:
- * a container is created first and then recorded ACTIVE by compare-and-set (a crash in between leaves a
- * labelled container whose session is not ACTIVE); it is recorded SUSPENDED before it is removed (the
- * compare-and-set decides which manager reaps, and a crash in between leaves the same kind of orphan).
+ * <p>Order of writes, chosen so that nothing is ever recorded done before it is done, and a crash or an
+ * outage at any point leaves nothing the janitor cannot finish:
+ * <ul>
+ *   <li>a container is created first and then recorded ACTIVE by compare-and-set (a crash in between leaves a
+ *       labelled container whose session is not ACTIVE: the orphan sweep removes it);</li>
+ *   <li>a container is removed first and then recorded SUSPENDED (a removal that fails leaves the session
+ *       ACTIVE on the container it still has; the next pass retries);</li>
+ *   <li>a destroy is recorded DESTROYING first (which claims it), then the containers are removed and the
+ *       workdir deleted, and only then is it recorded DESTROYED; a step that fails leaves it DESTROYING, and
+ *       the janitor, the next destroy or the next acquire of the id finishes it.</li>
+ * </ul>
+ * Every lifecycle step of a session runs under that session's lifecycle lock, and a destroyed session's
+ * entry leaves the map only once the destroy is over, so create, resume, reap and destroy of one session are
+ * linearizable within a manager; across managers the store's compare-and-set orders them.
  */
 public final class LifecycleEngine implements SandboxManager {
     static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofMinutes(30);
@@ -249,6 +259,10 @@ public final class LifecycleEngine implements SandboxManager {
     private void acquireLocked(SessionEntry e, SandboxSpec spec, String encoded, String fingerprint) {
         String sessionId = e.sessionId;
         Optional<SessionRecord> found = store.find(sessionId);
+        if (found.isPresent() && found.get().state() == SessionState.DESTROYING) {
+            finishDestroyBeforeAcquire(e, found.get());
+            found = store.find(sessionId);
+        }
         boolean isNew = found.isEmpty() || found.get().state() == SessionState.DESTROYED;
         if (isNew && found.isPresent() && found.get().ephemeral()) {
             throw new SandboxAcquireException("session " + sessionId
@@ -349,6 +363,23 @@ public final class LifecycleEngine implements SandboxManager {
     }
 
     /**
+     * An acquire found the id's previous session still DESTROYING: finish that destroy first (the new session
+     * must start on a fresh, empty workdir), or say when to retry. Lifecycle lock held.
+     */
+    private void finishDestroyBeforeAcquire(SessionEntry e, SessionRecord rec) {
+        if (!instanceId.equals(rec.owner()) && !rec.leaseExpired(now())) {
+            throw new SandboxAcquireException("session " + rec.sessionId() + " is being destroyed by manager "
+                    + rec.owner() + "; acquire it again once the destroy has finished", null, true);
+        }
+        try {
+            destroyLocked(e, e.deactivate(false, 0, 0), null);
+        } catch (SandboxException notFinished) {
+            throw new SandboxAcquireException("session " + rec.sessionId() + " is still being destroyed ("
+                    + notFinished.getMessage() + "); acquire it again once the destroy has finished", notFinished, true);
+        }
+    }
+
+    /**
      * Starts a container for the session and records it ACTIVE. Called with the lifecycle lock held.
      * Takes over an ACTIVE record only if this manager owns it or its owner's lease has lapsed.
      */
@@ -372,8 +403,17 @@ public final class LifecycleEngine implements SandboxManager {
         }
         long t0 = System.nanoTime();
         Map<String, Duration> phases = new LinkedHashMap<>();
-        String sandboxId = driver.create(new CreateRequest(rec.sessionId(), spec, rec.workspace(),
-                labels(rec.sessionId(), spec), phases::put));
+        String sandboxId;
+        try {
+            sandboxId = driver.create(new CreateRequest(rec.sessionId(), spec, rec.workspace(),
+                    labels(rec.sessionId(), spec), phases::put));
+        } catch (SandboxException createFailed) {
+            // Another manager destroying the session can pull the workdir from under the create: look again.
+            if (!createFailed.isRetryable() && changedSince(rec)) {
+                throw new StaleRecord();
+            }
+            throw createFailed;
+        }
         Instant started = now();
         SessionRecord written;
         try {
@@ -404,6 +444,25 @@ public final class LifecycleEngine implements SandboxManager {
         if (events.enabled()) {
             events.emit(resumed ? new SandboxEvent.Resumed(rec.sessionId(), sandboxId, started, phases, took)
                     : new SandboxEvent.Created(rec.sessionId(), sandboxId, started, phases, took, false));
+        }
+    }
+
+    /** A compare-and-set whose failure (conflict or store down) is only logged; the janitor repairs the record. */
+    private Optional<SessionRecord> updateQuietly(SessionRecord rec) {
+        try {
+            return store.update(rec);
+        } catch (SandboxException storeDown) {
+            log.warn("Session {}: could not record state {}: {}", rec.sessionId(), rec.state(), storeDown.toString());
+            return Optional.empty();
+        }
+    }
+
+    /** Whether the stored record moved on since {@code rec} was read (a failed step may have raced a writer). */
+    private boolean changedSince(SessionRecord rec) {
+        try {
+            return store.find(rec.sessionId()).map(r -> r.version() != rec.version()).orElse(true);
+        } catch (RuntimeException storeDown) {
+            return false;
         }
     }
 
@@ -444,11 +503,12 @@ public final class LifecycleEngine implements SandboxManager {
                 resume(sessionId, incarnation);
                 continue;
             }
+            if (incarnation != null && !incarnation.equals(e.record.createdAt())) {
+                e.endExec(clock.millis());
+                throw notFound(sessionId); // a later session reuses the id: not this handle's (never "vanished")
+            }
             boolean vanished = false;
             try {
-                if (incarnation != null && !incarnation.equals(e.record.createdAt())) {
-                    throw notFound(sessionId);
-                }
                 return action.apply(e, sandboxId);
             } catch (SandboxNotFoundException notFound) {
                 if (attempt >= 2 || e.isGone() || !sandboxId.equals(e.sandboxId())) {
@@ -549,8 +609,7 @@ public final class LifecycleEngine implements SandboxManager {
         underLifecycleLock(sessionId, e -> {
             if (!e.isActive()) {
                 SessionRecord rec = store.find(sessionId).orElseThrow(() -> notFound(sessionId));
-                if (rec.state() == SessionState.DESTROYED
-                        || (incarnation != null && !incarnation.equals(rec.createdAt()))) {
+                if (isDestroyed(rec) || (incarnation != null && !incarnation.equals(rec.createdAt()))) {
                     throw notFound(sessionId);
                 }
                 start(e, rec, specs.decode(rec.spec()), false);
@@ -579,7 +638,7 @@ public final class LifecycleEngine implements SandboxManager {
             return;
         }
         SessionRecord rec = store.find(sessionId).orElseThrow(() -> notFound(sessionId));
-        if (rec.state() == SessionState.DESTROYED) {
+        if (isDestroyed(rec)) {
             throw notFound(sessionId);
         }
     }
@@ -624,51 +683,112 @@ public final class LifecycleEngine implements SandboxManager {
     }
 
     void destroy(String sessionId, Instant incarnation) {
-        SessionEntry e = sessions.computeIfAbsent(sessionId, SessionEntry::new);
-        e.lifecycle.lock();
-        try (MDC.MDCCloseable ignored = MDC.putCloseable(MDC_SESSION, sessionId)) {
-            String live = e.deactivate(false, 0, 0);
-            e.markGone();
-            sessions.remove(sessionId, e);
-            for (int attempt = 1; ; attempt++) {
-                Optional<SessionRecord> found = store.find(sessionId);
-                if (found.isEmpty() || found.get().state() == SessionState.DESTROYED
-                        || (incarnation != null && !incarnation.equals(found.get().createdAt()))) {
-                    if (live != null) {
-                        removeQuietly(live);
-                    }
-                    return;
-                }
-                SessionRecord rec = found.get();
-                Optional<SessionRecord> written = store.update(rec.withSandbox(SessionState.DESTROYED, null, null)
-                        .withOwner(null, null).withLastActivity(now()));
-                if (written.isEmpty()) {
-                    if (attempt >= MAX_ATTEMPTS) {
-                        throw new SessionStoreException("session " + sessionId
-                                + " kept changing under concurrent updates; destroy again", null, true);
-                    }
-                    continue;
-                }
+        underLifecycleLock(sessionId, e -> {
+            try {
+                destroyLocked(e, e.deactivate(false, 0, 0), incarnation);
+            } finally {
+                // Only now: until the destroy is over, a concurrent acquire waits on this entry's lock
+                // instead of starting a container on a workdir about to be deleted.
+                e.markGone();
+                sessions.remove(sessionId, e);
+            }
+            return null;
+        });
+    }
+
+    /**
+     * Destroys the session, lifecycle lock held: records it DESTROYING (which claims the destroy), removes its
+     * containers, deletes its workdir, and only then records it DESTROYED. A step that fails throws and leaves
+     * the session DESTROYING: the janitor, the next destroy or the next acquire of the id finishes it.
+     *
+     * @param live        the container taken from the entry, or null
+     * @param incarnation the handle's incarnation (a later session reusing the id is left alone), or null
+     */
+    private void destroyLocked(SessionEntry e, String live, Instant incarnation) {
+        String sessionId = e.sessionId;
+        for (int attempt = 1; ; attempt++) {
+            Optional<SessionRecord> found = store.find(sessionId);
+            if (found.isEmpty() || found.get().state() == SessionState.DESTROYED
+                    || (incarnation != null && !incarnation.equals(found.get().createdAt()))) {
                 if (live != null) {
                     remove(live);
                 }
-                if (rec.sandboxId() != null && !rec.sandboxId().equals(live)) {
-                    remove(rec.sandboxId());
-                }
-                driver.deleteWorkspace(rec.workspace());
-                stats.destroyed.increment();
-                if (rec.state() == SessionState.SUSPENDED) {
-                    stats.suspended.updateAndGet(n -> Math.max(0, n - 1));
-                }
-                log.info("Session {}: destroyed (container and workdir removed{})", sessionId,
-                        rec.ephemeral() ? ", single-use" : "");
-                events.emit(new SandboxEvent.Destroyed(sessionId, live != null ? live : rec.sandboxId(),
-                        clock.instant(), rec.ephemeral()));
                 return;
             }
+            SessionRecord rec = found.get();
+            Instant now = now();
+            boolean claimedBefore = rec.state() == SessionState.DESTROYING;
+            if (claimedBefore && !instanceId.equals(rec.owner()) && !rec.leaseExpired(now)) {
+                log.info("Session {}: already being destroyed by manager {}", sessionId, rec.owner());
+                if (live != null) {
+                    remove(live);
+                }
+                return;
+            }
+            Optional<SessionRecord> claimed = store.update(rec.withSandbox(SessionState.DESTROYING, rec.sandboxId(),
+                    rec.sandboxStartedAt()).withOwner(instanceId, lease(now)).withLastActivity(now));
+            if (claimed.isEmpty()) {
+                if (attempt >= MAX_ATTEMPTS) {
+                    throw new SessionStoreException("session " + sessionId
+                            + " kept changing under concurrent updates; destroy again", null, true);
+                }
+                continue;
+            }
+            if (rec.state() == SessionState.SUSPENDED) {
+                stats.suspended.updateAndGet(n -> Math.max(0, n - 1));
+            }
+            SessionRecord destroying = claimed.get();
+            try {
+                if (live != null) {
+                    remove(live);
+                }
+                if (destroying.sandboxId() != null && !destroying.sandboxId().equals(live)) {
+                    remove(destroying.sandboxId());
+                }
+                driver.deleteWorkspace(destroying.workspace());
+            } catch (RuntimeException notDone) {
+                log.warn("Session {}: destroy not finished ({}); it stays DESTROYING and the janitor retries",
+                        sessionId, notDone.toString());
+                throw notDone;
+            }
+            if (store.update(destroying.withSandbox(SessionState.DESTROYED, null, null).withOwner(null, null))
+                    .isEmpty()) {
+                live = null; // removed already; a concurrent destroy of the id changed the record: look again
+                continue;
+            }
+            stats.destroyed.increment();
+            log.info("Session {}: destroyed (container and workdir removed{})", sessionId,
+                    rec.ephemeral() ? ", single-use" : "");
+            events.emit(new SandboxEvent.Destroyed(sessionId, live != null ? live : rec.sandboxId(), clock.instant(),
+                    rec.ephemeral()));
+            return;
+        }
+    }
+
+    /**
+     * The janitor's retry of a destroy that did not finish (its owner failed or is gone); returns whether it
+     * finished now. Skips a session whose lifecycle step is running. Runs on a scheduler thread.
+     */
+    boolean retryDestroy(String sessionId) {
+        SessionEntry e = sessions.computeIfAbsent(sessionId, SessionEntry::new);
+        if (!e.lifecycle.tryLock()) {
+            return false;
+        }
+        try (MDC.MDCCloseable ignored = MDC.putCloseable(MDC_SESSION, sessionId)) {
+            if (e.isGone()) {
+                return false;
+            }
+            destroyLocked(e, e.deactivate(false, 0, 0), null);
+            return true;
         } finally {
+            dropIfIdle(e);
             e.lifecycle.unlock();
         }
+    }
+
+    /** Destroyed, or being destroyed: either way the session is no longer usable. */
+    static boolean isDestroyed(SessionRecord rec) {
+        return rec.state() == SessionState.DESTROYED || rec.state() == SessionState.DESTROYING;
     }
 
     // ---------------------------------------------------------------- housekeeping (called by the housekeeper)
@@ -730,8 +850,13 @@ public final class LifecycleEngine implements SandboxManager {
     }
 
     /**
-     * Records the session SUSPENDED and removes its container, keeping the workdir. Called with the
-     * lifecycle lock held. An ephemeral session is destroyed instead: it is never resumed.
+     * Removes the session's container and then records the session SUSPENDED, keeping the workdir. Called with
+     * the lifecycle lock held. An ephemeral session is destroyed instead: it is never resumed.
+     *
+     * @return whether the container was taken away; false if the session was busy (idle reaping yields to
+     *         activity) or is now owned by another manager
+     * @throws SandboxException if the container could not be removed: the session then keeps it, still ACTIVE,
+     *                          and is retried (never recorded SUSPENDED beside a container that lives on)
      */
     private boolean stop(SessionEntry e, StopReason reason) {
         boolean onlyIfIdle = reason == StopReason.IDLE;
@@ -739,40 +864,49 @@ public final class LifecycleEngine implements SandboxManager {
         if (sandboxId == null) {
             return false;
         }
-        SessionRecord rec = e.record;
-        Optional<SessionRecord> written;
-        try {
-            SessionState next = rec.ephemeral() ? SessionState.DESTROYED : SessionState.SUSPENDED;
-            written = store.update(rec.withSandbox(next, null, null).withOwner(null, null)
-                    .withLastActivity(Instant.ofEpochMilli(e.lastActivity())));
-        } catch (SandboxException storeDown) {
-            e.reactivate(sandboxId); // keep serving; try again on the next pass
-            log.warn("Session {}: could not record the stop ({}); keeping the container for now", e.sessionId,
-                    storeDown.toString());
-            return false;
+        if (e.record.ephemeral()) {
+            destroyLocked(e, sandboxId, e.record.createdAt());
+            log.info("Session {}: removed single-use container {} ({}); workdir purged", e.sessionId,
+                    shortId(sandboxId), reason.text);
+            return true;
         }
+        // Read, remove, record: a store that is down keeps the container (still served); an engine that is down
+        // keeps it too, still recorded ACTIVE; never SUSPENDED beside a container that lives on.
+        Optional<SessionRecord> current;
+        try {
+            current = store.find(e.sessionId);
+            remove(sandboxId);
+        } catch (RuntimeException notNow) {
+            e.reactivate(sandboxId);
+            e.stopFailed(clock.millis());
+            throw notNow;
+        }
+        e.reapBackoffMillis = 0;
+        Optional<SessionRecord> written = current
+                .filter(r -> r.state() == SessionState.ACTIVE && sandboxId.equals(r.sandboxId())
+                        && instanceId.equals(r.owner()))
+                .flatMap(r -> updateQuietly(r.withSandbox(SessionState.SUSPENDED, null, null).withOwner(null, null)
+                        .withLastActivity(Instant.ofEpochMilli(e.lastActivity()))));
         if (written.isEmpty()) {
-            // Another manager took the session over: its container is now theirs to remove.
-            log.info("Session {}: now owned by another manager; forgetting it", e.sessionId);
+            // Another manager took the session over (our lease had lapsed) and manages it now, or the store
+            // failed just now (the orphan sweep then records the session SUSPENDED, and a call resumes it).
+            log.info("Session {}: removed container {} ({}); the session is no longer recorded as ours", e.sessionId,
+                    shortId(sandboxId), reason.text);
             e.markGone();
             sessions.remove(e.sessionId, e);
-            return false;
+            return true;
         }
         e.record = written.get();
-        remove(sandboxId);
-        if (rec.ephemeral()) {
-            driver.deleteWorkspace(rec.workspace());
-            stats.destroyed.increment();
-            events.emit(new SandboxEvent.Destroyed(e.sessionId, sandboxId, clock.instant(), true));
-        } else {
-            stats.suspendedOne();
-        }
-        log.info("Session {}: {} container {} ({}); workdir {}", e.sessionId,
-                onlyIfIdle ? "reaped" : "removed", shortId(sandboxId), reason.text, rec.ephemeral() ? "purged" : "kept");
+        stats.suspendedOne();
+        log.info("Session {}: {} container {} ({}); workdir kept", e.sessionId, onlyIfIdle ? "reaped" : "removed",
+                shortId(sandboxId), reason.text);
         return true;
     }
 
-    /** The container vanished from under us: record the session SUSPENDED so the next call resumes. */
+    /**
+     * The container stopped answering (removed outside this manager, or its PID 1 died and it exited): remove
+     * what is left of it and record the session SUSPENDED, so that the next call resumes.
+     */
     void forgetContainer(SessionEntry e, String sandboxId) {
         e.lifecycle.lock();
         try {
@@ -780,6 +914,9 @@ public final class LifecycleEngine implements SandboxManager {
                 return;
             }
             e.deactivate(false, 0, 0);
+            // An exited container is still there: never leave it (if this fails, the orphan sweep removes it,
+            // since this manager no longer holds it).
+            removeQuietly(sandboxId);
             store.update(e.record.withSandbox(SessionState.SUSPENDED, null, null).withOwner(null, null))
                     .ifPresent(r -> e.record = r);
         } finally {
@@ -883,6 +1020,9 @@ public final class LifecycleEngine implements SandboxManager {
                 log.warn("Could not suspend a session while closing: {}", ex.toString());
             }
         }
+        if (!Thread.currentThread().isInterrupted()) {
+            reconciler.closing();
+        }
         try {
             store.find(PRESENCE_PREFIX + instanceId).ifPresent(r -> store.delete(r.sessionId(), r.version()));
         } catch (RuntimeException storeDown) {
@@ -932,10 +1072,18 @@ public final class LifecycleEngine implements SandboxManager {
         }
     }
 
-    /** Every removal the engine decides goes through here, so the orphan sweep knows about it. */
+    /**
+     * Every removal the engine decides goes through here, so the orphan sweep knows about it. A removal that
+     * fails is forgotten again: the sweep must still find that container.
+     */
     void remove(String sandboxId) {
         removedByUs.put(sandboxId, clock.millis());
-        driver.remove(sandboxId);
+        try {
+            driver.remove(sandboxId);
+        } catch (RuntimeException notRemoved) {
+            removedByUs.remove(sandboxId);
+            throw notRemoved;
+        }
     }
 
     private static void closeQuietly(AutoCloseable c) {

@@ -50,9 +50,10 @@ final class Reconciler {
         long nowMillis = now.toEpochMilli();
         // Forget removals old enough that no listing taken before them can still be in use.
         engine.removedByUs.values().removeIf(at -> nowMillis - at > Duration.ofMinutes(10).toMillis());
+        finishDestroys(now, false);
         // Records first, containers second: a record ACTIVE before the listing has its container in it
         // unless that container was really removed (and then the compare-and-set below settles it).
-        List<SessionRecord> active = engine.store.findIdleBefore(now.plus(Duration.ofDays(365 * 100)), MAX_RECORDS);
+        List<SessionRecord> active = engine.store.findByState(SessionState.ACTIVE, MAX_RECORDS);
         List<SandboxDescriptor> containers = engine.driver.list(Map.of(SandboxLabels.MANAGED, "true",
                 SandboxLabels.FLEET, engine.fleet));
         Set<String> held = new HashSet<>();
@@ -88,6 +89,59 @@ final class Reconciler {
             }
         }
         return removed;
+    }
+
+    /**
+     * Finishes destroys that did not finish (DESTROYING): this manager's own that failed, and those of managers
+     * that are gone. A live manager's are left to it.
+     */
+    private void finishDestroys(Instant now, boolean onlyOurs) {
+        Map<String, Boolean> liveOwners = new HashMap<>();
+        for (SessionRecord rec : engine.store.findByState(SessionState.DESTROYING, MAX_RECORDS)) {
+            boolean ours = engine.instanceId.equals(rec.owner());
+            if ((onlyOurs && !ours) || (!ours && rec.owner() != null && !rec.leaseExpired(now)
+                    && isLive(rec.owner(), now, liveOwners))) {
+                continue;
+            }
+            try {
+                if (engine.retryDestroy(rec.sessionId())) {
+                    log.info("Session {}: finished a destroy that had not completed", rec.sessionId());
+                }
+            } catch (RuntimeException stillFailing) {
+                log.warn("Session {}: destroy still not finished: {}", rec.sessionId(), stillFailing.toString());
+            }
+        }
+    }
+
+    /**
+     * The manager is closing, its sessions stopped and its pools drained: one last try at the destroys it owns,
+     * and removal of anything still labelled with its owner id (removals that failed earlier), so that a
+     * closed manager leaves nothing of its own behind while the engine answers.
+     */
+    synchronized void closing() {
+        try {
+            finishDestroys(engine.now(), true);
+        } catch (RuntimeException storeDown) {
+            log.warn("Could not finish pending destroys while closing: {}", storeDown.toString());
+        }
+        List<SandboxDescriptor> left;
+        try {
+            left = engine.driver.list(Map.of(SandboxLabels.MANAGED, "true", SandboxLabels.OWNER, engine.instanceId));
+        } catch (RuntimeException engineDown) {
+            log.warn("Could not look for containers left behind while closing ({}); the next manager of fleet {} "
+                    + "sharing this store removes them", engineDown.toString(), engine.fleet);
+            return;
+        }
+        for (SandboxDescriptor c : left) {
+            try {
+                engine.remove(c.id());
+                log.info("Removed container {} of session {} left behind by an earlier failed removal",
+                        LifecycleEngine.shortId(c.id()), c.sessionId());
+            } catch (RuntimeException stillThere) {
+                log.warn("Could not remove container {} while closing: {}", LifecycleEngine.shortId(c.id()),
+                        stillThere.toString());
+            }
+        }
     }
 
     private String orphanReason(SandboxDescriptor c, Instant now, Map<String, Boolean> liveOwners) {

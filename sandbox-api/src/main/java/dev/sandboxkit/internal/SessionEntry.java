@@ -30,6 +30,12 @@ final class SessionEntry {
     private volatile boolean gone;
     /** A reap task for this entry is queued; avoids piling up duplicates. */
     volatile boolean reapQueued;
+    /**
+     * After a reap whose removal failed (engine unreachable): no new attempt before this epoch milli, and the
+     * current back-off, so that an outage costs neither a retry per reaper tick nor a log line per session per tick.
+     */
+    volatile long reapRetryAt;
+    volatile int reapBackoffMillis;
 
     // Written under the lifecycle lock; read by execs.
     volatile SessionRecord record;
@@ -145,5 +151,17 @@ final class SessionEntry {
     /** Cheap, lock-free pre-check for the reaper scan; the reap itself re-checks under the monitor. */
     boolean idleFor(long now, long idleMillis) {
         return sandboxId != null && inflight == 0 && now - lastActivity >= idleMillis;
+    }
+
+    /** A stop that could not remove the container: back off before the next attempt (1 s doubling to 30 s). */
+    void stopFailed(long now) {
+        int backoff = reapBackoffMillis == 0 ? 1000 : Math.min(30_000, reapBackoffMillis * 2);
+        reapBackoffMillis = backoff;
+        reapRetryAt = now + backoff;
+    }
+
+    /** Whether the janitor may try to stop this session at {@code now} (no back-off pending). */
+    boolean mayRetryStop(long now) {
+        return now >= reapRetryAt;
     }
 }

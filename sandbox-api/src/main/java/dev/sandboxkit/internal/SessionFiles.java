@@ -4,7 +4,6 @@ import dev.sandboxkit.FileInfo;
 import dev.sandboxkit.SandboxFileException;
 import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxSpec;
-import dev.sandboxkit.SessionState;
 import dev.sandboxkit.UploadResult;
 import dev.sandboxkit.spi.SessionRecord;
 
@@ -57,7 +56,7 @@ final class SessionFiles implements SandboxFiles {
     }
 
     private SandboxFiles checked(SessionRecord rec, SandboxSpec spec) {
-        if (rec.state() == SessionState.DESTROYED || (incarnation != null && !incarnation.equals(rec.createdAt()))) {
+        if (LifecycleEngine.isDestroyed(rec) || (incarnation != null && !incarnation.equals(rec.createdAt()))) {
             throw LifecycleEngine.notFound(sessionId);
         }
         return engine.driver.files(rec.workspace(), spec, engine.fileLimits);

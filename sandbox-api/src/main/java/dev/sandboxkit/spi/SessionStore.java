@@ -75,6 +75,16 @@ public interface SessionStore extends AutoCloseable {
     List<SessionRecord> findIdleBefore(Instant cutoff, int limit);
 
     /**
+     * Sessions in a state, oldest last-activity first. The janitor uses it to find destroys that are not
+     * finished ({@link dev.sandboxkit.SessionState#DESTROYING}) and sessions whose container may be gone.
+     *
+     * @param state the state
+     * @param limit maximum number of results
+     * @return matching records, oldest activity first (ties by session id)
+     */
+    List<SessionRecord> findByState(dev.sandboxkit.SessionState state, int limit);
+
+    /**
      * Sessions owned by a manager.
      *
      * @param owner the manager's instance id

@@ -1,13 +1,9 @@
 package dev.sandboxkit.kubernetes;
 
-import dev.sandboxkit.ExecRequest;
-import dev.sandboxkit.ExecResult;
-import dev.sandboxkit.SandboxSpec;
-import dev.sandboxkit.spi.CreateRequest;
 import dev.sandboxkit.spi.DriverCapability;
 import dev.sandboxkit.spi.DriverContext;
-import dev.sandboxkit.spi.SandboxDescriptor;
 import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.testkit.ForwardingSandboxDriver;
 import dev.sandboxkit.testkit.tck.SandboxDriverTck;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMixedDispatcher;
@@ -24,7 +20,6 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 
 import java.lang.reflect.Method;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -92,18 +87,12 @@ class KubernetesMockTckTest extends SandboxDriverTck {
     }
 
     /** The real driver on the mock, minus the capabilities only a kubelet could deliver. */
-    private static final class WithoutProcesses implements SandboxDriver {
-        private final KubernetesSandboxDriver driver;
+    private static final class WithoutProcesses extends ForwardingSandboxDriver {
         private final FakeKubelet kubelet;
 
         WithoutProcesses(KubernetesSandboxDriver driver, FakeKubelet kubelet) {
-            this.driver = driver;
+            super(driver);
             this.kubelet = kubelet;
-        }
-
-        @Override
-        public String name() {
-            return driver.name();
         }
 
         @Override
@@ -112,44 +101,9 @@ class KubernetesMockTckTest extends SandboxDriverTck {
         }
 
         @Override
-        public void ping() {
-            driver.ping();
-        }
-
-        @Override
-        public String createWorkspace(String sessionId, SandboxSpec spec) {
-            return driver.createWorkspace(sessionId, spec);
-        }
-
-        @Override
-        public void deleteWorkspace(String workspace) {
-            driver.deleteWorkspace(workspace);
-        }
-
-        @Override
-        public String create(CreateRequest request) {
-            return driver.create(request);
-        }
-
-        @Override
-        public ExecResult exec(String sandboxId, ExecRequest request) {
-            return driver.exec(sandboxId, request);
-        }
-
-        @Override
-        public void remove(String sandboxId) {
-            driver.remove(sandboxId);
-        }
-
-        @Override
-        public List<SandboxDescriptor> list(Map<String, String> labels) {
-            return driver.list(labels);
-        }
-
-        @Override
         public void close() {
             kubelet.close();
-            driver.close();
+            super.close();
         }
     }
 }

@@ -53,6 +53,7 @@ public final class FakeDriver implements SandboxDriver {
     private final AtomicInteger removed = new AtomicInteger();
     private final AtomicInteger ids = new AtomicInteger();
     private final AtomicReference<RuntimeException> nextCreateFailure = new AtomicReference<>();
+    private volatile RuntimeException workspaceDeleteFailure;
     private volatile boolean unavailable;
 
     /** A fake driver on the system clock. */
@@ -171,6 +172,27 @@ public final class FakeDriver implements SandboxDriver {
     }
 
     /**
+     * Makes a sandbox exit as if its PID 1 had died (killed from inside, say): it stays listed, not running, and
+     * execs into it fail with {@link SandboxNotFoundException} until it is removed.
+     *
+     * @param sandboxId the sandbox
+     */
+    public void exit(String sandboxId) {
+        sandboxes.computeIfPresent(sandboxId, (id, s) -> new Sandbox(s.request, new SandboxDescriptor(id,
+                s.descriptor.labels(), s.descriptor.createdAt(), false)));
+    }
+
+    /**
+     * Makes every {@link #deleteWorkspace} throw {@code failure} (a workdir that resists deletion) until called
+     * again with {@code null}; the workdir is left in place.
+     *
+     * @param failure what to throw, or {@code null} to let deletes succeed again
+     */
+    public void failWorkspaceDeletes(RuntimeException failure) {
+        this.workspaceDeleteFailure = failure;
+    }
+
+    /**
      * Makes every call fail as if the backend were down (or back up).
      *
      * @param down {@code true} to fail
@@ -205,6 +227,10 @@ public final class FakeDriver implements SandboxDriver {
     @Override
     public void deleteWorkspace(String workspace) {
         checkUp();
+        RuntimeException failure = workspaceDeleteFailure;
+        if (failure != null) {
+            throw failure;
+        }
         workspaces.remove(workspace);
     }
 
@@ -229,8 +255,8 @@ public final class FakeDriver implements SandboxDriver {
     public ExecResult exec(String sandboxId, ExecRequest request) {
         checkUp();
         Sandbox sandbox = sandboxes.get(sandboxId);
-        if (sandbox == null) {
-            throw new SandboxNotFoundException("no fake sandbox " + sandboxId);
+        if (sandbox == null || !sandbox.descriptor.running()) {
+            throw new SandboxNotFoundException("no running fake sandbox " + sandboxId);
         }
         long start = System.nanoTime();
         FakeExec exec = new FakeExec(sandbox.request.sessionId(), sandboxId, request,

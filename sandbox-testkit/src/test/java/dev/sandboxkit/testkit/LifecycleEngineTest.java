@@ -556,6 +556,12 @@ class LifecycleEngineTest {
         }
 
         @Override
+        public List<SessionRecord> findByState(dev.sandboxkit.SessionState state, int limit) {
+            before();
+            return delegate.findByState(state, limit);
+        }
+
+        @Override
         public List<SessionRecord> findByOwner(String owner) {
             before();
             return delegate.findByOwner(owner);

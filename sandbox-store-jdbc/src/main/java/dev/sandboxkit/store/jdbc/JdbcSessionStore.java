@@ -398,13 +398,30 @@ public final class JdbcSessionStore implements SessionStore {
     @Override
     public List<SessionRecord> findIdleBefore(Instant cutoff, int limit) {
         Objects.requireNonNull(cutoff, "cutoff");
+        return findInState(SessionState.ACTIVE, millis(cutoff), limit, "search for idle sessions");
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Served by the {@code (state, last_activity)} index; ties are ordered by session id.
+     *
+     * @throws SessionStoreException if the database fails
+     */
+    @Override
+    public List<SessionRecord> findByState(SessionState state, int limit) {
+        Objects.requireNonNull(state, "state");
+        return findInState(state, Long.MAX_VALUE, limit, "search for " + state + " sessions");
+    }
+
+    private List<SessionRecord> findInState(SessionState state, long activityBefore, int limit, String what) {
         if (limit <= 0) {
             return List.of();
         }
-        return call("search for idle sessions", c -> {
+        return call(what, c -> {
             try (PreparedStatement ps = c.prepareStatement(idleSql)) {
-                ps.setString(1, SessionState.ACTIVE.name());
-                ps.setLong(2, millis(cutoff));
+                ps.setString(1, state.name());
+                ps.setLong(2, activityBefore);
                 ps.setInt(3, limit);
                 return readAll(ps);
             }

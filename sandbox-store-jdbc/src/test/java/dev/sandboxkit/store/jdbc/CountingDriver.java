@@ -1,16 +1,12 @@
 package dev.sandboxkit.store.jdbc;
 
-import dev.sandboxkit.ExecRequest;
-import dev.sandboxkit.ExecResult;
-import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.spi.CreateRequest;
-import dev.sandboxkit.spi.DriverCapability;
 import dev.sandboxkit.spi.SandboxDescriptor;
 import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.testkit.ForwardingSandboxDriver;
 
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -19,13 +15,12 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /** Delegates to a real driver and counts creates and removals per container, so tests can see who removed what. */
-final class CountingDriver implements SandboxDriver {
-    private final SandboxDriver delegate;
+final class CountingDriver extends ForwardingSandboxDriver {
     final Map<String, AtomicInteger> removals = new ConcurrentHashMap<>();
     final List<String> created = new CopyOnWriteArrayList<>();
 
     CountingDriver(SandboxDriver delegate) {
-        this.delegate = delegate;
+        super(delegate);
     }
 
     int removalsOf(String sandboxId) {
@@ -38,50 +33,15 @@ final class CountingDriver implements SandboxDriver {
     }
 
     @Override
-    public String name() {
-        return delegate.name();
-    }
-
-    @Override
-    public Set<DriverCapability> capabilities() {
-        return delegate.capabilities();
-    }
-
-    @Override
-    public void ping() {
-        delegate.ping();
-    }
-
-    @Override
-    public String createWorkspace(String sessionId, SandboxSpec spec) {
-        return delegate.createWorkspace(sessionId, spec);
-    }
-
-    @Override
-    public void deleteWorkspace(String workspace) {
-        delegate.deleteWorkspace(workspace);
-    }
-
-    @Override
-    public String adoptWorkspace(String workspace, String sessionId) {
-        return delegate.adoptWorkspace(workspace, sessionId);
-    }
-
-    @Override
     public String create(CreateRequest request) {
-        String id = delegate.create(request);
+        String id = super.create(request);
         created.add(id);
         return id;
     }
 
     @Override
-    public ExecResult exec(String sandboxId, ExecRequest request) {
-        return delegate.exec(sandboxId, request);
-    }
-
-    @Override
     public void remove(String sandboxId) {
-        delegate.remove(sandboxId);
+        super.remove(sandboxId);
         removals.computeIfAbsent(sandboxId, k -> new AtomicInteger()).incrementAndGet();
     }
 
@@ -111,7 +71,7 @@ final class CountingDriver implements SandboxDriver {
 
     @Override
     public List<SandboxDescriptor> list(Map<String, String> labels) {
-        List<SandboxDescriptor> result = delegate.list(labels);
+        List<SandboxDescriptor> result = super.list(labels);
         HeldListing held = nextList.getAndSet(null);
         if (held != null) {
             held.listing = result;
@@ -123,10 +83,5 @@ final class CountingDriver implements SandboxDriver {
             }
         }
         return result;
-    }
-
-    @Override
-    public void close() {
-        delegate.close();
     }
 }

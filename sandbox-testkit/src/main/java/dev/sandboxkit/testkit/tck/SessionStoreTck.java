@@ -61,7 +61,8 @@ import static org.junit.jupiter.api.Assertions.fail;
  * missing records are not created); deletes by version; every {@link SessionRecord} field, {@code null}s
  * and attributes round-trip exactly; last activity never moves backwards (update and heartbeat);
  * {@link SessionStore#findIdleBefore} (only ACTIVE sessions idle before an exclusive cutoff, oldest
- * first, limited); {@link SessionStore#findByOwner}; {@link SessionStore#heartbeat} (renews the owner's
+ * first, limited); {@link SessionStore#findByState} (every state, including DESTROYING, oldest first, limited);
+ * {@link SessionStore#findByOwner}; {@link SessionStore#heartbeat} (renews the owner's
  * leases, moves last activity forward only, keeps versions, returns exactly the owned ids, leaves other
  * owners alone); and writers on many threads that never lose an update.
  *
@@ -469,16 +470,17 @@ public abstract class SessionStoreTck {
         }
     }
 
+    /** Inserts a session in a state with the given last activity (ACTIVE ones get a sandbox). */
+    private SessionRecord insertAt(String id, SessionState state, Instant lastActivity) {
+        SessionRecord r = record(id).withSandbox(state, state == SessionState.ACTIVE ? "sbx-" + id : null,
+                state == SessionState.ACTIVE ? T0 : null).withLastActivity(lastActivity);
+        assertTrue(store.insert(r));
+        return r;
+    }
+
     @Nested
     @DisplayName("Finding idle sessions")
     class FindIdle {
-
-        private SessionRecord insertAt(String id, SessionState state, Instant lastActivity) {
-            SessionRecord r = record(id).withSandbox(state, state == SessionState.ACTIVE ? "sbx-" + id : null,
-                    state == SessionState.ACTIVE ? T0 : null).withLastActivity(lastActivity);
-            assertTrue(store.insert(r));
-            return r;
-        }
 
         @Test
         @DisplayName("returns only ACTIVE sessions idle before the cutoff, oldest activity first")
@@ -532,6 +534,40 @@ public abstract class SessionStoreTck {
             store.heartbeat(b.owner(), Map.of("b", T0.plusSeconds(50)), T0.plusSeconds(80));
             assertEquals(List.of(), store.findIdleBefore(T0.plusSeconds(50), 10));
             assertEquals(Set.of("a", "b"), ids(store.findIdleBefore(T0.plusSeconds(51), 10)));
+        }
+    }
+
+    @Nested
+    @DisplayName("Finding sessions by state")
+    class FindByState {
+
+        @Test
+        @DisplayName("returns exactly the sessions in that state, oldest activity first, ties by id")
+        void exactlyThatState() {
+            SessionRecord a = insertAt("a", SessionState.DESTROYING, T0.plusSeconds(2));
+            SessionRecord b = insertAt("b", SessionState.DESTROYING, T0.plusSeconds(1));
+            SessionRecord c = insertAt("c", SessionState.DESTROYING, T0.plusSeconds(1));
+            insertAt("active", SessionState.ACTIVE, T0);
+            insertAt("suspended", SessionState.SUSPENDED, T0);
+            insertAt("destroyed", SessionState.DESTROYED, T0);
+
+            assertEquals(List.of(b, c, a), store.findByState(SessionState.DESTROYING, 100));
+            assertEquals(Set.of("suspended"), ids(store.findByState(SessionState.SUSPENDED, 100)));
+            assertEquals(Set.of("active"), ids(store.findByState(SessionState.ACTIVE, 100)));
+            assertEquals(Set.of("destroyed"), ids(store.findByState(SessionState.DESTROYED, 100)));
+        }
+
+        @Test
+        @DisplayName("honours the limit, keeping the oldest, and follows state changes made by updates")
+        void limitAndUpdates() {
+            SessionRecord old = insertAt("old", SessionState.SUSPENDED, T0);
+            insertAt("new", SessionState.SUSPENDED, T0.plusSeconds(5));
+            assertEquals(List.of(old), store.findByState(SessionState.SUSPENDED, 1));
+            assertEquals(List.of(), store.findByState(SessionState.SUSPENDED, 0));
+
+            SessionRecord destroying = store.update(old.withSandbox(SessionState.DESTROYING, null, null)).orElseThrow();
+            assertEquals(List.of(destroying), store.findByState(SessionState.DESTROYING, 10));
+            assertEquals(Set.of("new"), ids(store.findByState(SessionState.SUSPENDED, 10)));
         }
     }
 

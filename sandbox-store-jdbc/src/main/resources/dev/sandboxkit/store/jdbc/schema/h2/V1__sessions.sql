@@ -6,7 +6,7 @@
 --
 -- Encodings: instants are UTC epoch milliseconds (BIGINT); attributes are the map as
 -- application/x-www-form-urlencoded UTF-8 text with sorted keys (empty map = empty string);
--- state is the SessionState name (ACTIVE, SUSPENDED, DESTROYED). CHARACTER VARYING holds up to 1,000,000
+-- state is the SessionState name (ACTIVE, SUSPENDED, DESTROYING, DESTROYED). CHARACTER VARYING holds up to 1,000,000
 -- characters in H2.
 
 CREATE TABLE IF NOT EXISTS sandboxkit_schema_version (

@@ -5,7 +5,7 @@
 --
 -- Encodings: instants are UTC epoch milliseconds (BIGINT); attributes are the map as
 -- application/x-www-form-urlencoded UTF-8 text with sorted keys (empty map = empty string);
--- state is the SessionState name (ACTIVE, SUSPENDED, DESTROYED).
+-- state is the SessionState name (ACTIVE, SUSPENDED, DESTROYING, DESTROYED).
 
 CREATE TABLE IF NOT EXISTS sandboxkit_schema_version (
     version      INTEGER     NOT NULL PRIMARY KEY,

@@ -1,0 +1,244 @@
+package dev.sandboxkit.docker;
+
+import dev.sandboxkit.ExecRequest;
+import dev.sandboxkit.ExecResult;
+import dev.sandboxkit.Sandbox;
+import dev.sandboxkit.SandboxException;
+import dev.sandboxkit.SandboxManager;
+import dev.sandboxkit.SandboxNotFoundException;
+import dev.sandboxkit.SandboxSpec;
+import dev.sandboxkit.SandboxUnavailableException;
+import dev.sandboxkit.SessionInfo;
+import dev.sandboxkit.SessionState;
+import dev.sandboxkit.spi.SandboxLabels;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Issue 13 on the real engine: a reap during an engine outage, destroy racing acquire, a sandbox that kills its
+ * own PID 1, and a soak of every lifecycle call at once. Containers are counted by label with the docker CLI,
+ * never through the library under test.
+ */
+@DisplayName("Leaks and races on the real Docker engine")
+class LifecycleRacesOnDockerTest {
+    private static final SandboxSpec SPEC = DockerTestSupport.spec().build();
+
+    @TempDir
+    Path temp;
+    private final String fleet = "races-" + UUID.randomUUID().toString().substring(0, 8);
+    private final List<SandboxManager> managers = new ArrayList<>();
+
+    @BeforeAll
+    static void engine() {
+        DockerTestSupport.requireEngine();
+    }
+
+    @AfterEach
+    void cleanUp() {
+        managers.forEach(SandboxManager::close);
+        for (String id : cli("ps", "-aq", "--filter", "label=" + SandboxLabels.FLEET + "=" + fleet)) {
+            cli("rm", "-f", id);
+        }
+    }
+
+    private SandboxManager manager(Duration ttl, Map<String, String> driverProperties) {
+        SandboxManager.Builder b = SandboxManager.builder().driver("docker").workspaceRoot(temp.resolve("ws"))
+                .fleet(fleet).idleTimeout(ttl).reaperInterval(Duration.ofMillis(100))
+                .reconcileInterval(Duration.ofSeconds(2));
+        driverProperties.forEach(b::driverProperty);
+        SandboxManager m = b.build();
+        managers.add(m);
+        return m;
+    }
+
+    /** Every container of this test's fleet, as session id to container ids, from the docker CLI. */
+    private Map<String, List<String>> containersBySession() {
+        Map<String, List<String>> out = new HashMap<>();
+        for (String line : cli("ps", "-a", "--no-trunc", "--filter", "label=" + SandboxLabels.FLEET + "=" + fleet,
+                "--format", "{{.ID}} {{.Label \"" + SandboxLabels.SESSION + "\"}}")) {
+            String[] f = line.split(" ", 2);
+            out.computeIfAbsent(f.length > 1 ? f[1] : "", k -> new ArrayList<>()).add(f[0]);
+        }
+        return out;
+    }
+
+    private List<String> containersOf(String sessionId) {
+        return containersBySession().getOrDefault(sessionId, List.of());
+    }
+
+    @Test
+    @DisplayName("A: a reap that fails during an engine outage leaks nothing; the session keeps one container, and close leaves none")
+    void reapDuringEngineOutage() throws Exception {
+        Path engineSocket = Path.of(DockerHost.resolve(DockerTestSupport.context("probe", temp)).socketPath().toString());
+        try (UnixSocketProxy proxy = new UnixSocketProxy(temp.resolve("proxy.sock"), engineSocket).start()) {
+            SandboxManager m = manager(Duration.ofSeconds(2), Map.of("docker.host", proxy.dockerHost()));
+            Sandbox sandbox = m.acquire("outage", SPEC);
+            assertThat(sandbox.exec(ExecRequest.shell("echo kept > note.txt")).exitCode()).isZero();
+            String first = sandbox.info().sandboxId();
+
+            CompletableFuture<Object> inFlight = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return m.exec("outage", ExecRequest.shell("sleep 1; echo done"));
+                } catch (RuntimeException e) {
+                    return e;
+                }
+            });
+            Thread.sleep(300);
+            proxy.stop();                       // the engine "goes away" for this manager only
+            // An exec running when the engine goes away ends with a typed exception (it does not hang); one
+            // started during the outage is told to retry; a heartbeat needs no engine.
+            assertThat(inFlight.get(30, TimeUnit.SECONDS)).isInstanceOf(SandboxException.class);
+            assertThatThrownBy(() -> m.exec("outage", ExecRequest.of("true")))
+                    .isInstanceOf(SandboxUnavailableException.class)
+                    .satisfies(e -> assertThat(((SandboxException) e).isRetryable()).isTrue());
+            m.keepAlive("outage");
+            Thread.sleep(4_000);                // the TTL passes: reap attempts fail
+            assertThat(m.session("outage").orElseThrow().state()).isEqualTo(SessionState.ACTIVE);
+            assertThat(containersOf("outage")).containsExactly(first);
+            proxy.start();
+
+            ExecResult r = sandbox.exec(ExecRequest.shell("cat note.txt"));
+            assertThat(r.stdout()).isEqualTo("kept\n");
+            Thread.sleep(2_500);                // one reconcile interval
+            List<String> now = containersOf("outage");
+            String current = m.session("outage").orElseThrow().sandboxId();
+            assertThat(now).as("containers of the session other than its current one").allMatch(id -> id.equals(current));
+
+            m.close();
+            assertThat(containersOf("outage")).as("containers left after close").isEmpty();
+        }
+    }
+
+    @Test
+    @DisplayName("B: 50 rounds of destroy racing acquire: one container per session at most, typed retryable errors, a live workdir")
+    void destroyRacingAcquire() throws Exception {
+        SandboxManager m = manager(Duration.ofMinutes(5), Map.of());
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        AtomicBoolean sampling = new AtomicBoolean(true);
+        List<String> violations = new CopyOnWriteArrayList<>();
+        Thread sampler = sampler(sampling, violations, 0);
+        Random random = new Random(13);
+        List<String> outcomes = new ArrayList<>();
+        try {
+            for (int round = 0; round < 50; round++) {
+                String id = "race-" + round;
+                m.acquire(id, SPEC).exec(ExecRequest.shell("echo old > old.txt"));
+                long delay = random.nextInt(161);
+                Future<?> destroy = pool.submit(() -> m.destroy(id));
+                Future<Sandbox> acquire = pool.submit(() -> {
+                    Thread.sleep(delay);
+                    return m.acquire(id, SPEC);
+                });
+                destroy.get(60, TimeUnit.SECONDS);
+                Sandbox acquired;
+                try {
+                    acquired = acquire.get(60, TimeUnit.SECONDS);
+                } catch (java.util.concurrent.ExecutionException e) {
+                    assertThat(e.getCause()).as("round %d: a failed acquire", round).isInstanceOf(SandboxException.class);
+                    assertThat(((SandboxException) e.getCause()).isRetryable()).as("round %d: %s", round, e.getCause())
+                            .isTrue();
+                    outcomes.add("retryable");
+                    continue;
+                }
+                SessionInfo info = m.session(id).orElseThrow();
+                if (info.state() == SessionState.DESTROYED) {
+                    // The acquire saw the old session, which the destroy then removed: its handle is dead.
+                    assertThat(containersOf(id)).isEmpty();
+                    outcomes.add("old");
+                    try {
+                        acquired.exec(ExecRequest.of("true"));
+                        throw new AssertionError("round " + round + ": a destroyed session still ran a command");
+                    } catch (SandboxNotFoundException expected) {
+                        // the handle's session is gone
+                    }
+                } else {
+                    assertThat(info.state()).isEqualTo(SessionState.ACTIVE);
+                    assertThat(Files.isDirectory(Path.of(info.workspace()), LinkOption.NOFOLLOW_LINKS))
+                            .as("round %d: the workdir of the surviving session exists", round).isTrue();
+                    ExecResult ls = acquired.exec(ExecRequest.shell("ls -A /workspace; echo ok > new.txt && cat new.txt"));
+                    assertThat(ls.exitCode()).as("round %d: %s", round, ls).isZero();
+                    assertThat(ls.stdout()).as("round %d: a new session starts empty", round).isEqualTo("ok\n");
+                    assertThat(containersOf(id)).containsExactly(info.sandboxId());
+                    outcomes.add("new");
+                }
+                m.destroy(id);
+            }
+        } finally {
+            sampling.set(false);
+            sampler.join(10_000);
+            pool.shutdownNow();
+        }
+        assertThat(violations).as("moments with two containers for one session").isEmpty();
+        assertThat(outcomes).hasSize(50).contains("new");
+    }
+
+    @Test
+    @DisplayName("E: a sandbox that kills its own PID 1 leaves no exited container behind, after exec, destroy and close")
+    void killsItsOwnInit() {
+        SandboxManager m = manager(Duration.ofMinutes(5), Map.of());
+        Sandbox sandbox = m.acquire("suicide", SPEC);
+        String dead = sandbox.info().sandboxId();
+        sandbox.exec(ExecRequest.shell("kill -9 -1"));
+
+        ExecResult r = sandbox.exec(ExecRequest.shell("echo alive"));
+        assertThat(r.stdout()).isEqualTo("alive\n");
+        assertThat(containersOf("suicide")).doesNotContain(dead).hasSize(1);
+
+        m.destroy("suicide");
+        m.close();
+        assertThat(containersOf("suicide")).as("containers of the session, in any state").isEmpty();
+    }
+
+    /** Samples the fleet's containers every {@code pauseMillis} (0: back to back); a session seen twice is a violation. */
+    private Thread sampler(AtomicBoolean sampling, List<String> violations, long pauseMillis) {
+        Thread t = new Thread(() -> {
+            while (sampling.get()) {
+                containersBySession().forEach((session, ids) -> {
+                    if (ids.size() > 1) {
+                        violations.add(session + " had " + ids);
+                    }
+                });
+                try {
+                    Thread.sleep(pauseMillis);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }, "container-sampler");
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+
+    private static List<String> cli(String... args) {
+        String out = DockerTestSupport.docker(Path.of("."), args);
+        return Arrays.stream(out.split("\n")).map(String::trim).filter(s -> !s.isEmpty()).toList();
+    }
+}
