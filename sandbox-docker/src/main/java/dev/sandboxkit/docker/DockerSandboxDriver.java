@@ -96,7 +96,7 @@ final class DockerSandboxDriver implements SandboxDriver {
         String defaultUser = context.property(DEFAULT_USER_PROPERTY).orElse(DEFAULT_USER).trim();
         try {
             requireEngineIds(HostWorkspaces.Ids.parse(defaultUser));
-        } catch (IllegalArgumentException e) {
+        } catch (IllegalArgumentException | SandboxConfigurationException e) {
             throw new SandboxConfigurationException("sandboxkit." + DEFAULT_USER_PROPERTY + ": " + e.getMessage(), e);
         }
         this.pullTimeout = context.property(PULL_TIMEOUT_PROPERTY).map(DockerSandboxDriver::parseDuration)

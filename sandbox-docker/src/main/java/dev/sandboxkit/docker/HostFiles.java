@@ -94,7 +94,7 @@ final class HostFiles implements SandboxFiles {
     static final int FILE_MODE = 0644;
     static final int EXEC_MODE = 0755;
     static final int DIR_MODE = 0755;
-    /** Deepest directory nesting walked (one descriptor per level is held while walking). */
+    /** Deepest directory nesting walked (one descriptor per level is held); the recursive delete has no limit. */
     static final int MAX_DEPTH = 256;
     private static final int BUFFER = 64 * 1024;
     private static final Logger log = LoggerFactory.getLogger(HostFiles.class);

@@ -32,6 +32,13 @@ final class NonRootWorkspaceScenario {
         }
 
         Path ws = Path.of(workspaces.create("s1", spec));
+        try {
+            workspaces.claim(ws.toString(), spec.toBuilder().user(String.valueOf(uid + 1)).build());
+            throw new AssertionError("resuming under a foreign uid must be refused when the JVM is not root");
+        } catch (SandboxConfigurationException expected) {
+            check(expected.getMessage().contains("only root"), "explains why: " + expected.getMessage());
+        }
+        workspaces.claim(ws.toString(), spec); // the JVM's own uid: nothing to change
         check(PosixFilePermissions.toString(Files.getPosixFilePermissions(ws)).equals("rwx------"), "mode 0700");
         check(Files.getAttribute(ws, "unix:uid").equals(uid), "owned by the JVM uid");
 
