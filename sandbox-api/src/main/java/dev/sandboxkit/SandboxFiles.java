@@ -135,7 +135,8 @@ public interface SandboxFiles {
      *
      * @param path the entry
      * @return {@code false} if nothing was there
-     * @throws SandboxFileException if it is the workdir itself, or the tree is too deep
+     * @throws SandboxFileException if it is the workdir itself, or an entry cannot be deleted (the message
+     *                              names it; for example the tree keeps changing while it is deleted)
      */
     boolean deleteRecursively(String path);
 

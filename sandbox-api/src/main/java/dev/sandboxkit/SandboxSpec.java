@@ -6,6 +6,8 @@ import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * What a session's container looks like. Immutable; build one with {@link #builder()}.
@@ -14,10 +16,13 @@ import java.util.Set;
  * dropped, no-new-privileges, a non-root user, pids and memory limits, a small {@code /tmp} tmpfs and
  * an init process. The image's own entrypoint never runs: PID 1 is {@code sleep infinity} under init.
  *
- * @param image                  image reference, for example {@code python:3.12-slim}
+ * @param image                  image reference {@code [registry[:port]/]name[:tag][@digest]} (Docker's
+ *                               grammar: path components in lower case), for example {@code python:3.12-slim}
  * @param env                    environment for every exec (not for secrets: pass those per exec)
- * @param user                   {@code uid[:gid]} to run as, or {@code null} for automatic: the JVM's
- *                               uid when it is not root, otherwise the driver's unprivileged default
+ * @param user                   {@code uid[:gid]} to run as (numeric, each 0..4294967294: Linux's unsigned
+ *                               32-bit range; a driver may accept less, Docker 0..2147483647), or {@code null}
+ *                               for automatic: the JVM's uid when it is not root, otherwise the driver's
+ *                               unprivileged default
  * @param network                network mode; {@code none} by default
  * @param memoryBytes            memory limit in bytes, swap included; {@code 0} for none
  * @param cpus                   CPU limit in cores; {@code 0} for none
@@ -78,9 +83,10 @@ public record SandboxSpec(
         if (image == null || image.isBlank()) {
             throw new IllegalArgumentException("image is required");
         }
+        requireImageReference(image);
         env = copyEnv(env);
-        if (user != null && !user.matches("\\d+(:\\d+)?")) {
-            throw new IllegalArgumentException("user must be uid or uid:gid (numeric), got: " + user);
+        if (user != null) {
+            requireUser(user);
         }
         if (network == null || network.isBlank()) {
             throw new IllegalArgumentException("network is required (use \"none\" for no network)");
@@ -176,10 +182,70 @@ public record SandboxSpec(
             String k = Objects.requireNonNull(e.getKey(), "env name");
             Objects.requireNonNull(e.getValue(), () -> "env value of " + k);
             if (k.isEmpty() || k.indexOf('=') >= 0 || k.indexOf('\0') >= 0 || e.getValue().indexOf('\0') >= 0) {
-                throw new IllegalArgumentException("invalid env entry: " + k);
+                throw new IllegalArgumentException("invalid env entry: " + quoted(k));
             }
         }
         return Map.copyOf(env);
+    }
+
+    /** Linux uids and gids are unsigned 32-bit; {@code 4294967295} is {@code (uid_t) -1}, never an owner. */
+    private static final long MAX_ID = 4294967294L;
+    private static final int MAX_IMAGE_LENGTH = 600;
+    private static final int MAX_IMAGE_NAME_LENGTH = 255;
+    /** The Docker / OCI distribution reference grammar: {@code [registry[:port]/]path[:tag][@digest]}. */
+    private static final Pattern IMAGE_REFERENCE;
+
+    static {
+        String alphanumeric = "[a-z0-9]+";
+        String component = alphanumeric + "(?:(?:[._]|__|-+)" + alphanumeric + ")*";
+        String hostPart = "(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])";
+        String domain = "(?:" + hostPart + "(?:\\." + hostPart + ")*|\\[[a-fA-F0-9:]+\\])(?::[0-9]+)?";
+        String name = "((?:" + domain + "/)?" + component + "(?:/" + component + ")*)";
+        String tag = "[\\w][\\w.-]{0,127}";
+        String digest = "[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}";
+        IMAGE_REFERENCE = Pattern.compile(name + "(?::" + tag + ")?(?:@" + digest + ")?");
+    }
+
+    private static void requireImageReference(String image) {
+        Matcher m = image.length() > MAX_IMAGE_LENGTH ? null : IMAGE_REFERENCE.matcher(image);
+        if (m == null || !m.matches() || m.group(1).length() > MAX_IMAGE_NAME_LENGTH) {
+            throw new IllegalArgumentException("image must be a reference [registry[:port]/]name[:tag][@digest] "
+                    + "(name in lower case, no spaces or control characters), got: " + quoted(image));
+        }
+    }
+
+    private static void requireUser(String user) {
+        int colon = user.indexOf(':');
+        String[] ids = colon < 0 ? new String[] {user} : new String[] {user.substring(0, colon), user.substring(colon + 1)};
+        for (String id : ids) {
+            if (id.isEmpty() || id.length() > 10 || !id.chars().allMatch(c -> c >= '0' && c <= '9')) {
+                throw new IllegalArgumentException("user must be uid or uid:gid (numeric), got: " + quoted(user));
+            }
+            if (Long.parseLong(id) > MAX_ID) {
+                throw new IllegalArgumentException("user: uids and gids are 0.." + MAX_ID + ", got: " + quoted(user));
+            }
+        }
+    }
+
+    /** A caller's value for an error message: quoted, control characters escaped (no forged log lines), capped. */
+    private static String quoted(String value) {
+        StringBuilder b = new StringBuilder("\"");
+        int shown = Math.min(value.length(), 200);
+        for (int i = 0; i < shown; i++) {
+            char c = value.charAt(i);
+            if (c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0) || c == '\u2028' || c == '\u2029') {
+                b.append(String.format("\\u%04x", (int) c));
+            } else if (c == '"' || c == '\\') {
+                b.append('\\').append(c);
+            } else {
+                b.append(c);
+            }
+        }
+        b.append('"');
+        if (value.length() > shown) {
+            b.append(" (").append(value.length()).append(" characters)");
+        }
+        return b.toString();
     }
 
     private static void requireNonNegative(long value, String name) {
@@ -240,9 +306,9 @@ public record SandboxSpec(
         }
 
         /**
-         * Sets the image.
+         * Sets the image. Checked by {@link #build()} against Docker's reference grammar.
          *
-         * @param image image reference
+         * @param image image reference, {@code [registry[:port]/]name[:tag][@digest]}
          * @return this builder
          */
         public Builder image(String image) {
@@ -274,7 +340,8 @@ public record SandboxSpec(
         }
 
         /**
-         * Sets the user, {@code uid} or {@code uid:gid}; {@code null} means automatic.
+         * Sets the user, {@code uid} or {@code uid:gid} (numeric, each 0..4294967294); {@code null} means
+         * automatic. Checked by {@link #build()}.
          *
          * @param user numeric user
          * @return this builder

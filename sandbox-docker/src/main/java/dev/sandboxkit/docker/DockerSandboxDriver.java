@@ -65,6 +65,8 @@ import java.util.function.Supplier;
 final class DockerSandboxDriver implements SandboxDriver {
     static final String DEFAULT_USER_PROPERTY = "docker.defaultUser";
     static final String DEFAULT_USER = "10001:10001";
+    /** The highest uid or gid the engine runs a container as (runc refuses 2^31 and above). */
+    static final long MAX_ENGINE_ID = Integer.MAX_VALUE;
     static final String PULL_TIMEOUT_PROPERTY = "docker.pullTimeout";
     private static final Duration DEFAULT_PULL_TIMEOUT = Duration.ofMinutes(10);
     /**
@@ -92,9 +94,10 @@ final class DockerSandboxDriver implements SandboxDriver {
             throw new SandboxConfigurationException("TLS docker hosts are not supported by the exec path yet: " + host);
         }
         String defaultUser = context.property(DEFAULT_USER_PROPERTY).orElse(DEFAULT_USER).trim();
-        if (!defaultUser.matches("\\d+(:\\d+)?")) {
-            throw new SandboxConfigurationException("sandboxkit." + DEFAULT_USER_PROPERTY
-                    + " must be uid or uid:gid (numeric), got: " + defaultUser);
+        try {
+            requireEngineIds(HostWorkspaces.Ids.parse(defaultUser));
+        } catch (IllegalArgumentException | SandboxConfigurationException e) {
+            throw new SandboxConfigurationException("sandboxkit." + DEFAULT_USER_PROPERTY + ": " + e.getMessage(), e);
         }
         this.pullTimeout = context.property(PULL_TIMEOUT_PROPERTY).map(DockerSandboxDriver::parseDuration)
                 .orElse(DEFAULT_PULL_TIMEOUT);
@@ -135,6 +138,7 @@ final class DockerSandboxDriver implements SandboxDriver {
 
     @Override
     public String createWorkspace(String sessionId, SandboxSpec spec) {
+        requireEngineIds(workspaces.ids(spec));
         return workspaces.create(sessionId, spec);
     }
 
@@ -158,12 +162,16 @@ final class DockerSandboxDriver implements SandboxDriver {
     @Override
     public String create(CreateRequest request) {
         SandboxSpec spec = request.spec();
+        requireEngineIds(workspaces.ids(spec));
         if (!workspaces.exists(request.workspace())) {
             // The engine would create a missing bind source as root:root 0755; recreate it properly instead.
             if (!Path.of(request.workspace()).equals(workspaces.root().resolve(request.sessionId()))) {
                 throw new SandboxAcquireException("workdir " + request.workspace() + " does not exist");
             }
             workspaces.create(request.sessionId(), spec);
+        } else {
+            // The session's user may have changed since its last container: the workdir must be the new user's.
+            workspaces.claim(request.workspace(), spec);
         }
         PhaseRecorder phases = request.phases();
         for (int attempt = 1; ; attempt++) {
@@ -475,6 +483,14 @@ final class DockerSandboxDriver implements SandboxDriver {
 
     private static boolean isMissingImage(NotFoundException e) {
         return message(e).toLowerCase(Locale.ROOT).contains("no such image");
+    }
+
+    /** Fails before anything is created for ids Linux accepts but the engine would refuse at start. */
+    private static void requireEngineIds(HostWorkspaces.Ids ids) {
+        if (ids.uid() > MAX_ENGINE_ID || ids.gid() > MAX_ENGINE_ID) {
+            throw new SandboxConfigurationException("the sandbox user " + ids + " cannot run on Docker: the engine "
+                    + "(runc) accepts uids and gids 0.." + MAX_ENGINE_ID + " only");
+        }
     }
 
     private static Capability capability(String name) {

@@ -94,22 +94,22 @@ final class HostFiles implements SandboxFiles {
     static final int FILE_MODE = 0644;
     static final int EXEC_MODE = 0755;
     static final int DIR_MODE = 0755;
-    /** Deepest directory nesting walked (one descriptor per level is held while walking). */
+    /** Deepest directory nesting walked (one descriptor per level is held); the recursive delete has no limit. */
     static final int MAX_DEPTH = 256;
     private static final int BUFFER = 64 * 1024;
     private static final Logger log = LoggerFactory.getLogger(HostFiles.class);
     /** How the JDK encodes file names: used for the host paths handed to the system calls. */
-    private static final Charset PATH_CHARSET = pathCharset();
+    static final Charset PATH_CHARSET = pathCharset();
 
     private final String workdir;
     private final byte[] workdirBytes;
     private final Staging staging;
-    private final int uid;
-    private final int gid;
+    private final long uid;
+    private final long gid;
     private final boolean chown;
     private final FileLimits limits;
 
-    HostFiles(String workdir, Staging staging, int uid, int gid, boolean chown, FileLimits limits) {
+    HostFiles(String workdir, Staging staging, long uid, long gid, boolean chown, FileLimits limits) {
         LinuxFs.require();
         this.workdir = workdir;
         this.workdirBytes = workdir.getBytes(PATH_CHARSET);
@@ -363,10 +363,9 @@ final class HostFiles implements SandboxFiles {
         try {
             Files.setPosixFilePermissions(staged, permissions(mode));
             if (chown) {
-                Files.setAttribute(staged, "unix:gid", gid, LinkOption.NOFOLLOW_LINKS);
-                Files.setAttribute(staged, "unix:uid", uid, LinkOption.NOFOLLOW_LINKS);
+                LinuxFs.lchown(LinuxFs.AT_FDCWD, staged.toString().getBytes(PATH_CHARSET), uid, gid);
             }
-        } catch (IOException e) {
+        } catch (IOException | Errno e) {
             throw new SandboxFileException(Reason.IO_ERROR, "cannot set the owner of a staged file: " + e, e);
         }
     }
@@ -438,105 +437,22 @@ final class HostFiles implements SandboxFiles {
             return false;
         }
         try {
-            return removeTree(dir, bytes(last(comps)), path, 0);
-        } catch (Errno e) {
-            throw error(e, path);
+            // The same walk that deletes whole workdirs: no depth or path-length limit, never follows.
+            return HostTrees.remove(dir, bytes(last(comps)), path);
+        } catch (HostTrees.Failure f) {
+            throw deleteError(f);
         } finally {
             LinuxFs.closeQuietly(dir);
         }
     }
 
-    /** Removes {@code name} below the pinned {@code parent}; a directory's content first. Never follows. */
-    private boolean removeTree(int parent, byte[] name, String path, int depth) throws Errno {
-        for (int pass = 0; pass < 5; pass++) {
-            Stat st;
-            try {
-                st = LinuxFs.lstat(parent, name);
-            } catch (Errno e) {
-                if (e.code == LinuxFs.ENOENT) {
-                    return pass > 0;
-                }
-                throw e;
-            }
-            if (!st.isDirectory()) {
-                try {
-                    unlinkRepairing(parent, name, false);
-                    return true;
-                } catch (Errno e) {
-                    if (e.code == LinuxFs.EISDIR) {
-                        continue; // became a directory meanwhile
-                    }
-                    if (e.code == LinuxFs.ENOENT) {
-                        return true;
-                    }
-                    throw e;
-                }
-            }
-            if (depth >= MAX_DEPTH) {
-                throw tooDeep(path);
-            }
-            int fd = LinuxFs.openPath(parent, name);
-            try {
-                if (!LinuxFs.stat(fd).isDirectory()) {
-                    continue; // swapped: look again
-                }
-                for (byte[] child : namesRepairing(fd, path)) {
-                    removeTree(fd, child, path + "/" + text(child), depth + 1);
-                }
-            } finally {
-                LinuxFs.closeQuietly(fd);
-            }
-            try {
-                unlinkRepairing(parent, name, true);
-                return true;
-            } catch (Errno e) {
-                if (e.code == LinuxFs.ENOENT) {
-                    return true;
-                }
-                if (e.code != LinuxFs.ENOTEMPTY && e.code != LinuxFs.EEXIST && e.code != LinuxFs.ENOTDIR) {
-                    throw e;
-                }
-                // The sandbox is still adding entries (or swapped the name): another pass.
-            }
-        }
-        throw new SandboxFileException(Reason.NOT_EMPTY, "'" + path + "' kept changing while being deleted");
-    }
-
-    /** Unlinks; a non-root JVM first gives itself back write access to a directory the sandbox locked. */
-    private void unlinkRepairing(int parent, byte[] name, boolean directory) throws Errno {
-        try {
-            LinuxFs.unlink(parent, name, directory);
-        } catch (Errno e) {
-            if (e.code != LinuxFs.EACCES || chown || !repair(parent)) {
-                throw e;
-            }
-            LinuxFs.unlink(parent, name, directory);
-        }
-    }
-
-    private List<byte[]> namesRepairing(int fd, String path) throws Errno {
-        try {
-            return LinuxFs.names(fd, Integer.MAX_VALUE - 1);
-        } catch (Errno e) {
-            if (e.code != LinuxFs.EACCES || chown || !repair(fd)) {
-                throw e;
-            }
-            return LinuxFs.names(fd, Integer.MAX_VALUE - 1);
-        }
-    }
-
-    /** chmod u+rwx through the pinned descriptor (the JVM owns it: it is the sandbox user). */
-    private boolean repair(int dirFd) {
-        try {
-            Stat st = LinuxFs.stat(dirFd);
-            if (!st.isDirectory()) {
-                return false;
-            }
-            Files.setPosixFilePermissions(LinuxFs.proc(dirFd), permissions((st.mode() & 0777) | 0700));
-            return true;
-        } catch (Errno | IOException e) {
-            return false;
-        }
+    private static SandboxException deleteError(HostTrees.Failure f) {
+        return switch (f.errno) {
+            case LinuxFs.ENOTEMPTY -> new SandboxFileException(Reason.NOT_EMPTY, f.getMessage());
+            case LinuxFs.EACCES, LinuxFs.EPERM -> new SandboxFileException(Reason.PERMISSION_DENIED, f.getMessage()
+                    + " (modes or attributes set inside the sandbox)");
+            default -> new SandboxFileException(Reason.IO_ERROR, f.getMessage());
+        };
     }
 
     // ================================================================== tar

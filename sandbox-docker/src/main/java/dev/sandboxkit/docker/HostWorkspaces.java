@@ -6,58 +6,85 @@ import dev.sandboxkit.SandboxException;
 import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxSpec;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AccessDeniedException;
-import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.FileAlreadyExistsException;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.util.EnumSet;
 import java.util.Set;
 
 /**
  * Session workdirs as host directories {@code <root>/<sessionId>}, bind-mounted at /workspace.
  *
  * <p>The container can plant symlinks, FIFOs and unreadable directories in its workdir, and a symlink
- * resolves on the host. So nothing here follows links, and only direct children of the root are ever
- * deleted.
+ * resolves on the host. So nothing here follows links, only direct children of the root are ever renamed or
+ * deleted, and whole trees are deleted and re-owned by {@link HostTrees} (descriptor-relative, no path-length
+ * or depth limit).
  */
 final class HostWorkspaces {
     private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rwx------");
-    private static final int MAX_DELETE_PASSES = 1000;
+    private static final Logger log = LoggerFactory.getLogger(HostWorkspaces.class);
 
     private final Path root;
     private final String defaultUser;
-    private final int jvmUid;
-    private final int jvmGid;
+    private final long jvmUid;
+    private final long jvmGid;
     private final HostFiles.Staging staging;
 
     HostWorkspaces(Path root, String defaultUser) {
         this.root = root.toAbsolutePath().normalize();
         this.defaultUser = defaultUser;
-        int[] ids = jvmIds();
+        long[] ids = jvmIds();
         this.jvmUid = ids[0];
         this.jvmGid = ids[1];
         this.staging = new HostFiles.Staging(this.root);
     }
 
+    /**
+     * A numeric {@code uid[:gid]} (the gid defaults to the uid). Linux ids are unsigned 32-bit, and
+     * {@code 4294967295} is {@code (uid_t) -1}, which no file can be owned by.
+     */
+    record Ids(long uid, long gid) {
+        static final long MAX = 4294967294L;
+
+        /** @throws IllegalArgumentException unless {@code user} is {@code uid} or {@code uid:gid}, each 0..{@value #MAX} */
+        static Ids parse(String user) {
+            int colon = user.indexOf(':');
+            long uid = id(colon < 0 ? user : user.substring(0, colon), user);
+            return new Ids(uid, colon < 0 ? uid : id(user.substring(colon + 1), user));
+        }
+
+        private static long id(String digits, String user) {
+            if (digits.isEmpty() || digits.length() > 10 || !digits.chars().allMatch(c -> c >= '0' && c <= '9')) {
+                throw new IllegalArgumentException("user must be uid or uid:gid (numeric), got: " + user);
+            }
+            long id = Long.parseLong(digits);
+            if (id > MAX) {
+                throw new IllegalArgumentException("uids and gids are 0.." + MAX + ", got: " + user);
+            }
+            return id;
+        }
+
+        @Override
+        public String toString() {
+            return uid + ":" + gid;
+        }
+    }
+
     /** The files API on a workdir (see {@link HostFiles}); only direct children of the root qualify. */
     SandboxFiles files(String location, SandboxSpec spec, FileLimits limits) {
         Path dir = directChild(location);
-        String user = sandboxUser(spec);
-        int uid = Integer.parseInt(user.split(":", 2)[0]);
-        int gid = user.contains(":") ? Integer.parseInt(user.split(":", 2)[1]) : uid;
-        return new HostFiles(dir.toString(), staging, uid, gid, jvmUid == 0, limits);
+        Ids ids = ids(spec);
+        return new HostFiles(dir.toString(), staging, ids.uid(), ids.gid(), jvmUid == 0, limits);
     }
 
     Path root() {
@@ -75,17 +102,21 @@ final class HostWorkspaces {
         return jvmUid != 0 ? jvmUid + ":" + jvmGid : defaultUser;
     }
 
-    /** Creates {@code <root>/<sessionId>} (mode 0700, owned by the sandbox user). Idempotent. */
+    /** {@link #sandboxUser} as numbers. */
+    Ids ids(SandboxSpec spec) {
+        return Ids.parse(sandboxUser(spec));
+    }
+
+    /**
+     * Creates {@code <root>/<sessionId>} (mode 0700, owned by the sandbox user). Idempotent: an existing
+     * workdir of another owner is re-owned as by {@link #claim}.
+     */
     String create(String sessionId, SandboxSpec spec) {
         requireDirectoryName(sessionId);
-        String user = sandboxUser(spec);
-        int uid = Integer.parseInt(user.split(":", 2)[0]);
-        int gid = user.contains(":") ? Integer.parseInt(user.split(":", 2)[1]) : uid;
-        if (jvmUid != 0 && uid != jvmUid) {
-            throw new SandboxConfigurationException("the sandbox user " + user + " is not this JVM's uid " + jvmUid
-                    + ", and only root can give it the workdir: run as root, or leave the spec's user unset");
-        }
+        Ids ids = ids(spec);
+        requireGrantable(ids);
         Path dir = root.resolve(sessionId);
+        boolean existed = false;
         try {
             if (Files.notExists(root, LinkOption.NOFOLLOW_LINKS)) {
                 Files.createDirectories(root);
@@ -95,25 +126,69 @@ final class HostWorkspaces {
                 Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(OWNER_ONLY));
                 Files.setPosixFilePermissions(dir, OWNER_ONLY); // the umask may have narrowed it
             } catch (FileAlreadyExistsException e) {
+                existed = true;
                 BasicFileAttributes a = Files.readAttributes(dir, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
                 if (a.isSymbolicLink() || !a.isDirectory()) {
                     throw new SandboxConfigurationException("workdir " + dir + " exists and is not a directory"
                             + (a.isSymbolicLink() ? " (it is a symbolic link)" : ""));
                 }
             }
-            if (jvmUid == 0) {
-                // Otherwise the container user could not write its own workdir.
-                if (((Integer) Files.getAttribute(dir, "unix:uid", LinkOption.NOFOLLOW_LINKS)) != uid) {
-                    Files.setAttribute(dir, "unix:uid", uid, LinkOption.NOFOLLOW_LINKS);
-                }
-                if (((Integer) Files.getAttribute(dir, "unix:gid", LinkOption.NOFOLLOW_LINKS)) != gid) {
-                    Files.setAttribute(dir, "unix:gid", gid, LinkOption.NOFOLLOW_LINKS);
-                }
-            }
         } catch (IOException e) {
             throw new SandboxException("cannot create workdir " + dir + ": " + e, e);
         }
+        // Otherwise the container user could not write its own workdir.
+        own(dir, ids, existed);
         return dir.toString();
+    }
+
+    /**
+     * Makes an existing workdir the sandbox user's before a container is started on it. When the session's
+     * user changed since the workdir was last used (its top directory has another owner), every entry of the
+     * previous owner is given to the new one (see {@link HostTrees#reown}); entries of other owners are left
+     * alone. Only a root JVM can; otherwise the sandbox user is the JVM's own uid, which already owns it.
+     *
+     * @throws SandboxConfigurationException if the user is not this JVM's uid and the JVM is not root
+     */
+    void claim(String location, SandboxSpec spec) {
+        Ids ids = ids(spec);
+        requireGrantable(ids);
+        own(directChild(location), ids, true);
+    }
+
+    private void requireGrantable(Ids ids) {
+        if (jvmUid != 0 && ids.uid() != jvmUid) {
+            throw new SandboxConfigurationException("the sandbox user " + ids + " is not this JVM's uid " + jvmUid
+                    + ", and only root can give it the workdir: run as root, or leave the spec's user unset");
+        }
+    }
+
+    /** Re-owns the workdir tree when its top directory's owner differs (root only; a no-op otherwise). */
+    private void own(Path dir, Ids ids, boolean existed) {
+        if (jvmUid != 0) {
+            return;
+        }
+        int fd = -1;
+        try {
+            fd = LinuxFs.open(LinuxFs.AT_FDCWD, dir.toString().getBytes(HostFiles.PATH_CHARSET),
+                    LinuxFs.O_PATH | LinuxFs.O_DIRECTORY | LinuxFs.O_NOFOLLOW);
+            LinuxFs.Stat st = LinuxFs.stat(fd);
+            if (st.uid() == ids.uid() && st.gid() == ids.gid()) {
+                return;
+            }
+            long t0 = System.nanoTime();
+            long count = HostTrees.reown(fd, st.uid(), st.gid(), ids.uid(), ids.gid(), dir.toString());
+            if (existed) {
+                log.info("Workdir {} re-owned from {}:{} to {} ({} entries, {} ms): the session's user changed", dir,
+                        st.uid(), st.gid(), ids, count, (System.nanoTime() - t0) / 1_000_000);
+            }
+        } catch (LinuxFs.Errno e) {
+            throw new SandboxException("cannot open workdir " + dir + " to set its owner: " + e.getMessage(), e);
+        } catch (HostTrees.Failure f) {
+            throw new SandboxException("cannot give workdir " + dir + " to the sandbox user " + ids + ": "
+                    + f.getMessage(), f);
+        } finally {
+            LinuxFs.closeQuietly(fd);
+        }
     }
 
     /**
@@ -150,100 +225,31 @@ final class HostWorkspaces {
         return a != null && a.isDirectory() && !a.isSymbolicLink();
     }
 
-    /** Deletes a workdir recursively without following any link. Idempotent. */
+    /**
+     * Deletes a workdir and everything in it, never following a link, with no limit on path length or
+     * depth (see {@link HostTrees#remove}). Idempotent.
+     *
+     * @throws SandboxException naming the workdir, the first entry that could not be deleted and the errno
+     */
     void delete(String location) {
         Path dir = directChild(location);
+        int rootFd;
         try {
-            for (int pass = 0; pass < MAX_DELETE_PASSES; pass++) {
-                BasicFileAttributes a = attributes(dir);
-                if (a == null) {
-                    return;
-                }
-                if (!a.isDirectory()) {
-                    Files.deleteIfExists(dir); // a link or file in the root: remove only that entry
-                    return;
-                }
-                Remover remover = new Remover();
-                // No FOLLOW_LINKS: links are visited as files and deleted as links.
-                Files.walkFileTree(dir, EnumSet.noneOf(java.nio.file.FileVisitOption.class), Integer.MAX_VALUE,
-                        remover);
-                if (attributes(dir) != null && !remover.repaired) {
-                    throw new IOException("could not delete everything under " + dir);
-                }
+            rootFd = LinuxFs.open(LinuxFs.AT_FDCWD, root.toString().getBytes(HostFiles.PATH_CHARSET),
+                    LinuxFs.O_PATH | LinuxFs.O_DIRECTORY);
+        } catch (LinuxFs.Errno e) {
+            if (e.code == LinuxFs.ENOENT) {
+                return; // no root, no workdir
             }
-            throw new IOException("gave up deleting " + dir + " after " + MAX_DELETE_PASSES + " passes");
-        } catch (IOException e) {
-            throw new SandboxException("cannot delete workdir " + dir + ": " + e, e);
+            throw new SandboxException("cannot delete workdir " + dir + ": cannot open the workspace root: "
+                    + e.getMessage(), e);
         }
-    }
-
-    /**
-     * Deletes what it can. A directory the container made unreadable or unwritable (it owns it) is given
-     * back u+rwx and the walk is repeated; root needs no such repair.
-     */
-    private final class Remover extends SimpleFileVisitor<Path> {
-        boolean repaired;
-
-        @Override
-        public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-            delete(file);
-            return FileVisitResult.CONTINUE;
-        }
-
-        @Override
-        public FileVisitResult visitFileFailed(Path file, IOException exc) throws IOException {
-            if (exc instanceof NoSuchFileException) {
-                return FileVisitResult.CONTINUE;
-            }
-            if (exc instanceof AccessDeniedException && repair(file)) {
-                return FileVisitResult.CONTINUE;
-            }
-            throw exc;
-        }
-
-        @Override
-        public FileVisitResult postVisitDirectory(Path d, IOException exc) throws IOException {
-            if (exc != null) {
-                if (exc instanceof AccessDeniedException && repair(d)) {
-                    return FileVisitResult.CONTINUE;
-                }
-                throw exc;
-            }
-            try {
-                delete(d);
-            } catch (DirectoryNotEmptyException e) {
-                if (!repaired) {
-                    throw e;
-                }
-            }
-            return FileVisitResult.CONTINUE;
-        }
-
-        private void delete(Path p) throws IOException {
-            try {
-                Files.deleteIfExists(p);
-            } catch (AccessDeniedException e) {
-                // The parent is not writable: repair it and retry once.
-                if (!repair(p.getParent())) {
-                    throw e;
-                }
-                Files.deleteIfExists(p);
-            }
-        }
-
-        private boolean repair(Path p) throws IOException {
-            if (jvmUid == 0 || p == null || !p.startsWith(root) || p.equals(root)) {
-                return false;
-            }
-            BasicFileAttributes a = attributes(p);
-            if (a == null || a.isSymbolicLink() || !a.isDirectory()) {
-                return false;
-            }
-            // Checked above without following: it is a real directory. (JDK 17's no-follow chmod opens the
-            // directory first, which fails on mode 000, so this call follows; the container is gone by now.)
-            Files.setPosixFilePermissions(p, OWNER_ONLY);
-            repaired = true;
-            return true;
+        try {
+            HostTrees.remove(rootFd, dir.getFileName().toString().getBytes(HostFiles.PATH_CHARSET), dir.toString());
+        } catch (HostTrees.Failure f) {
+            throw new SandboxException("cannot delete workdir " + dir + ": " + f.getMessage(), f);
+        } finally {
+            LinuxFs.closeQuietly(rootFd);
         }
     }
 
@@ -273,22 +279,23 @@ final class HostWorkspaces {
     }
 
     /** The JVM's uid and gid: from /proc/self on Linux, else from {@code id}. */
-    private static int[] jvmIds() {
+    private static long[] jvmIds() {
         try {
             Path self = Path.of("/proc/self");
-            return new int[] {(Integer) Files.getAttribute(self, "unix:uid"), (Integer) Files.getAttribute(self, "unix:gid")};
+            return new long[] {Integer.toUnsignedLong((Integer) Files.getAttribute(self, "unix:uid")),
+                    Integer.toUnsignedLong((Integer) Files.getAttribute(self, "unix:gid"))};
         } catch (IOException | RuntimeException e) {
-            return new int[] {id("-u"), id("-g")};
+            return new long[] {id("-u"), id("-g")};
         }
     }
 
-    private static int id(String flag) {
+    private static long id(String flag) {
         try {
             Process p = new ProcessBuilder("id", flag).redirectErrorStream(true).start();
             try (InputStream in = p.getInputStream()) {
                 String out = new String(in.readAllBytes(), StandardCharsets.US_ASCII).trim();
                 p.waitFor();
-                return Integer.parseInt(out);
+                return Long.parseLong(out);
             }
         } catch (IOException | NumberFormatException e) {
             throw new SandboxConfigurationException("cannot determine this JVM's uid/gid: " + e, e);

@@ -16,7 +16,7 @@ import java.util.Locale;
 /**
  * The handful of fd-relative Linux system calls the files API needs and the JDK does not offer: {@code openat}
  * with {@code O_PATH}, {@code statx} on a descriptor, {@code mkdirat}, {@code unlinkat}, {@code renameat},
- * {@code symlinkat}, {@code fchownat}, {@code readlinkat} and {@code readdir}, bound through JNA. Names are
+ * {@code symlinkat}, {@code fchownat}, {@code fchmodat}, {@code readlinkat} and {@code readdir}, bound through JNA. Names are
  * raw bytes, never decoded, so any name the sandbox creates can be handled. Only 64-bit Linux on x86-64,
  * AArch64 and RISC-V 64 (whose open flags and {@code struct dirent} layout are known here) is supported;
  * elsewhere {@link #require()} reports why the files API is unavailable.
@@ -35,12 +35,17 @@ final class LinuxFs {
 
     static final int EPERM = 1;
     static final int ENOENT = 2;
+    static final int EIO = 5;
+    static final int EBADF = 9;
     static final int EACCES = 13;
+    static final int EBUSY = 16;
     static final int EEXIST = 17;
     static final int EXDEV = 18;
     static final int ENOTDIR = 20;
     static final int EISDIR = 21;
+    static final int EINVAL = 22;
     static final int ENOSPC = 28;
+    static final int EROFS = 30;
     static final int ENAMETOOLONG = 36;
     static final int ENOTEMPTY = 39;
     static final int ELOOP = 40;
@@ -54,9 +59,14 @@ final class LinuxFs {
     static final int S_IFCHR = 0020000;
     static final int S_IFIFO = 0010000;
 
+    /** {@code d_type} values of {@code struct dirent}. */
+    static final int DT_UNKNOWN = 0;
+    static final int DT_DIR = 4;
+
     private static final int STATX_BASIC_STATS = 0x7ff;
     private static final int STATX_SIZE = 256;
-    /** Offset of {@code d_name} in glibc's and musl's 64-bit {@code struct dirent}: ino 8, off 8, reclen 2, type 1. */
+    /** Offsets in glibc's and musl's 64-bit {@code struct dirent}: ino 8, off 8, reclen 2, type 1, name. */
+    private static final int DIRENT_TYPE_OFFSET = 18;
     private static final int DIRENT_NAME_OFFSET = 19;
     private static final byte[] EMPTY = {0};
 
@@ -114,13 +124,37 @@ final class LinuxFs {
         final int code;
 
         Errno(String call, int code) {
-            super(call + " failed: errno " + code, null, false, false);
+            super(call + " failed: " + describe(code), null, false, false);
             this.code = code;
         }
     }
 
-    /** What {@code statx} reports about an inode. */
-    record Stat(int mode, long ino, long dev, long size, int uid, int gid, long nlink, long mtimeSeconds,
+    /** {@code errno 13 (EACCES)}: the number and, for the codes a file walk meets, its name. */
+    static String describe(int code) {
+        String name = switch (code) {
+            case EPERM -> "EPERM, operation not permitted";
+            case ENOENT -> "ENOENT, no such file or directory";
+            case EIO -> "EIO, input/output error";
+            case EBADF -> "EBADF, bad file descriptor";
+            case EACCES -> "EACCES, permission denied";
+            case EBUSY -> "EBUSY, busy (a mount point?)";
+            case EEXIST -> "EEXIST, exists";
+            case EXDEV -> "EXDEV, cross-device";
+            case ENOTDIR -> "ENOTDIR, not a directory";
+            case EISDIR -> "EISDIR, is a directory";
+            case EINVAL -> "EINVAL, invalid argument";
+            case ENOSPC -> "ENOSPC, no space left";
+            case EROFS -> "EROFS, read-only file system";
+            case ENAMETOOLONG -> "ENAMETOOLONG, name too long";
+            case ENOTEMPTY -> "ENOTEMPTY, directory not empty";
+            case ELOOP -> "ELOOP, symbolic link";
+            default -> null;
+        };
+        return "errno " + code + (name == null ? "" : " (" + name + ")");
+    }
+
+    /** What {@code statx} reports about an inode; uid and gid are unsigned 32-bit values. */
+    record Stat(int mode, long ino, long dev, long size, long uid, long gid, long nlink, long mtimeSeconds,
                 int mtimeNanos) {
         int type() {
             return mode & S_IFMT;
@@ -157,6 +191,8 @@ final class LinuxFs {
 
     private static native int fchownat(int dirfd, byte[] path, int owner, int group, int flags);
 
+    private static native int fchmodat(int dirfd, byte[] path, int mode, int flags);
+
     private static native long readlinkat(int dirfd, byte[] path, byte[] buf, long size);
 
     private static native Pointer fdopendir(int fd);
@@ -164,6 +200,12 @@ final class LinuxFs {
     private static native Pointer readdir(Pointer dir);
 
     private static native int closedir(Pointer dir);
+
+    private static native void rewinddir(Pointer dir);
+
+    private static native long telldir(Pointer dir);
+
+    private static native void seekdir(Pointer dir, long position);
 
     // ------------------------------------------------------------------ checked wrappers
 
@@ -214,8 +256,8 @@ final class LinuxFs {
         // struct statx has one layout on every architecture.
         ByteBuffer b = ByteBuffer.wrap(buf).order(ByteOrder.nativeOrder());
         long nlink = Integer.toUnsignedLong(b.getInt(16));
-        int uid = b.getInt(20);
-        int gid = b.getInt(24);
+        long uid = Integer.toUnsignedLong(b.getInt(20));
+        long gid = Integer.toUnsignedLong(b.getInt(24));
         int mode = b.getShort(28) & 0xffff;
         long ino = b.getLong(32);
         long size = b.getLong(40);
@@ -250,17 +292,31 @@ final class LinuxFs {
         }
     }
 
-    /** {@code fchown} of a descriptor, O_PATH ones included. */
-    static void chown(int fd, int uid, int gid) throws Errno {
-        if (fchownat(fd, EMPTY, uid, gid, AT_EMPTY_PATH) != 0) {
+    /**
+     * {@code fchown} of a descriptor, O_PATH ones included. Ids are unsigned 32-bit values; {@code -1} keeps
+     * the current one (the C {@code (uid_t) -1}: the cast to int keeps the bits, so ids of 2^31 and more pass).
+     */
+    static void chown(int fd, long uid, long gid) throws Errno {
+        if (fchownat(fd, EMPTY, (int) uid, (int) gid, AT_EMPTY_PATH) != 0) {
             throw new Errno("fchownat", Native.getLastError());
         }
     }
 
-    /** {@code lchown} of a name in a directory. */
-    static void lchown(int dirfd, byte[] name, int uid, int gid) throws Errno {
-        if (fchownat(dirfd, c(name), uid, gid, AT_SYMLINK_NOFOLLOW) != 0) {
+    /** {@code lchown} of a name in a directory (ids as in {@link #chown}). */
+    static void lchown(int dirfd, byte[] name, long uid, long gid) throws Errno {
+        if (fchownat(dirfd, c(name), (int) uid, (int) gid, AT_SYMLINK_NOFOLLOW) != 0) {
             throw new Errno("fchownat", Native.getLastError());
+        }
+    }
+
+    /**
+     * {@code chmod} of exactly the inode a descriptor holds (O_PATH ones included), through its
+     * {@code /proc/self/fd} entry: {@code fchmod} refuses O_PATH descriptors.
+     */
+    static void chmod(int fd, int mode) throws Errno {
+        if (fchmodat(AT_FDCWD, c(proc(fd).toString().getBytes(java.nio.charset.StandardCharsets.US_ASCII)), mode,
+                0) != 0) {
+            throw new Errno("fchmodat", Native.getLastError());
         }
     }
 
@@ -282,30 +338,96 @@ final class LinuxFs {
      * @param max stop and return {@code max + 1} names once more than {@code max} are found
      */
     static List<byte[]> names(int dirfd, int max) throws Errno {
-        int fd = open(dirfd, new byte[] {'.'}, O_RDONLY | O_DIRECTORY);
-        Pointer dir = fdopendir(fd);
-        if (dir == null) {
-            int errno = Native.getLastError();
-            close(fd);
-            throw new Errno("fdopendir", errno);
-        }
-        try {
+        try (DirStream dir = DirStream.open(dirfd, new byte[] {'.'})) {
             List<byte[]> names = new ArrayList<>();
-            for (Pointer e = readdir(dir); e != null; e = readdir(dir)) {
-                // ISO-8859-1 maps bytes to chars one to one: the raw name comes back unchanged.
-                byte[] name = e.getString(DIRENT_NAME_OFFSET, "ISO-8859-1")
-                        .getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
-                if ((name.length == 1 && name[0] == '.') || (name.length == 2 && name[0] == '.' && name[1] == '.')) {
-                    continue;
-                }
-                names.add(name);
+            for (DirEntry e = dir.next(); e != null; e = dir.next()) {
+                names.add(e.name());
                 if (names.size() > max) {
                     break;
                 }
             }
             return names;
-        } finally {
-            closedir(dir);
+        }
+    }
+
+    /** One directory entry: its raw name and {@code d_type} ({@link #DT_UNKNOWN} when the file system does not say). */
+    record DirEntry(byte[] name, int type) {
+    }
+
+    /**
+     * A directory being read ({@code fdopendir}/{@code readdir}), for walks that must not hold every name of a
+     * large directory at once. Not thread-safe; close it.
+     */
+    static final class DirStream implements AutoCloseable {
+        private Pointer dir;
+        private final int fd;
+
+        private DirStream(Pointer dir, int fd) {
+            this.dir = dir;
+            this.fd = fd;
+        }
+
+        /**
+         * Opens {@code name} below {@code dirfd} for reading, only if it is a directory: never follows a link
+         * ({@code ELOOP}) and never opens anything else ({@code ENOTDIR}: a FIFO or device is not opened).
+         */
+        static DirStream open(int dirfd, byte[] name) throws Errno {
+            int fd = LinuxFs.open(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+            Pointer dir = fdopendir(fd);
+            if (dir == null) {
+                int errno = Native.getLastError();
+                LinuxFs.close(fd);
+                throw new Errno("fdopendir", errno);
+            }
+            return new DirStream(dir, fd);
+        }
+
+        /** The directory's descriptor, for the {@code *at} calls; valid until {@link #close()}. */
+        int fd() {
+            return fd;
+        }
+
+        /** The next entry other than {@code .} and {@code ..}, or null at the end. */
+        DirEntry next() throws Errno {
+            while (true) {
+                Native.setLastError(0);
+                Pointer e = readdir(dir);
+                if (e == null) {
+                    int errno = Native.getLastError();
+                    if (errno != 0) {
+                        throw new Errno("readdir", errno);
+                    }
+                    return null;
+                }
+                int length = (int) e.indexOf(DIRENT_NAME_OFFSET, (byte) 0);
+                byte[] name = e.getByteArray(DIRENT_NAME_OFFSET, length);
+                if ((length == 1 && name[0] == '.') || (length == 2 && name[0] == '.' && name[1] == '.')) {
+                    continue;
+                }
+                return new DirEntry(name, e.getByte(DIRENT_TYPE_OFFSET) & 0xff);
+            }
+        }
+
+        /** Reads from the start again. */
+        void rewind() {
+            rewinddir(dir);
+        }
+
+        /** Where the next {@link #next()} reads, for {@link #seek} on a later stream of the same directory. */
+        long tell() {
+            return telldir(dir);
+        }
+
+        void seek(long position) {
+            seekdir(dir, position);
+        }
+
+        @Override
+        public void close() {
+            if (dir != null) {
+                closedir(dir);
+                dir = null;
+            }
         }
     }
 

@@ -51,7 +51,7 @@ final class TarFormat {
      * @param size  content size (0 except for regular files)
      * @param link  link target for link entries, or {@code null}
      */
-    static byte[] header(byte[] name, byte type, int mode, long size, int uid, int gid, long mtime, byte[] link) {
+    static byte[] header(byte[] name, byte type, int mode, long size, long uid, long gid, long mtime, byte[] link) {
         ByteArrayOutputStream out = new ByteArrayOutputStream(BLOCK * 3);
         if (name.length > 100) {
             longEntry(out, GNU_LONGNAME, name);

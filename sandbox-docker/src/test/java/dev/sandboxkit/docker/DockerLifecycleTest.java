@@ -342,6 +342,11 @@ class DockerLifecycleTest extends DriverOnDocker {
                 .hasMessageContaining("TLS docker hosts are not supported by the exec path yet");
         assertThatThrownBy(() -> p.create(context(instanceId, root, Map.of("docker.defaultUser", "nobody"))))
                 .isInstanceOf(SandboxConfigurationException.class);
+        for (String tooLarge : new String[] {"2147483648", "1000:4294967294", "4294967295", "99999999999"}) {
+            assertThatThrownBy(() -> p.create(context(instanceId, root, Map.of("docker.defaultUser", tooLarge))))
+                    .as(tooLarge).isInstanceOf(SandboxConfigurationException.class)
+                    .hasMessageContaining("docker.defaultUser");
+        }
         assertThatThrownBy(() -> p.create(context(instanceId, root, Map.of("docker.host", "ssh://host"))))
                 .isInstanceOf(SandboxConfigurationException.class);
     }

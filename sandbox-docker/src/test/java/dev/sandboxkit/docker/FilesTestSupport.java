@@ -13,16 +13,18 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.channels.Channels;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -123,13 +125,33 @@ final class FilesTestSupport {
      * before and after an attack to show nothing outside the workdir changed.
      */
     static Map<String, String> snapshot(Path dir) {
+        return snapshot(dir, null);
+    }
+
+    /** {@link #snapshot(Path)} without walking into {@code skip} (a workdir a sandbox may still be changing). */
+    static Map<String, String> snapshot(Path dir, Path skip) {
         Map<String, String> out = new TreeMap<>();
         if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
             return out;
         }
-        try (Stream<Path> walk = Files.walk(dir)) {
-            walk.forEach(p -> {
-                try {
+        try {
+            Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+                @Override
+                public FileVisitResult preVisitDirectory(Path p, BasicFileAttributes attrs) throws IOException {
+                    if (p.equals(skip)) {
+                        return FileVisitResult.SKIP_SUBTREE;
+                    }
+                    record(p);
+                    return FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult visitFile(Path p, BasicFileAttributes attrs) throws IOException {
+                    record(p);
+                    return FileVisitResult.CONTINUE;
+                }
+
+                private void record(Path p) throws IOException {
                     String key = dir.relativize(p).toString();
                     if (Files.isSymbolicLink(p)) {
                         out.put(key, "link:" + Files.readSymbolicLink(p));
@@ -139,8 +161,6 @@ final class FilesTestSupport {
                     } else {
                         out.put(key, "other:" + Files.getAttribute(p, "unix:mode", LinkOption.NOFOLLOW_LINKS));
                     }
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
                 }
             });
         } catch (IOException e) {

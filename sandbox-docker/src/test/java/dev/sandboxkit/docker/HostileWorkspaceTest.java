@@ -108,7 +108,8 @@ class HostileWorkspaceTest {
 
     /** The temp tree (canary included) except this session's workdir and the private staging directory. */
     private Map<String, String> outside() {
-        Map<String, String> all = new TreeMap<>(snapshot(tmp));
+        // The workdir is not walked at all: a sandbox loop may still be changing it (swapRace).
+        Map<String, String> all = new TreeMap<>(snapshot(tmp, workdir()));
         all.keySet().removeIf(k -> k.startsWith("ws/" + sessionId + "/") || k.startsWith("ws/.sandboxkit-staging"));
         return all;
     }
@@ -434,6 +435,34 @@ class HostileWorkspaceTest {
         assertThat(refusedCount.values().stream().mapToInt(AtomicInteger::get).sum()).isPositive();
         assertThat(canary.resolve("up.txt")).doesNotExist();
         assertThat(canary.resolve("f")).doesNotExist();
+    }
+
+    @Test
+    @DisplayName("recursive delete racing a container that keeps refilling the tree with dirs, links out and FIFOs: every call ends, nothing outside is touched")
+    void recursiveDeleteRace() {
+        String loop = "(while [ ! -e stop ]; do mkdir -p fill/a/b/c fill/d; echo x > fill/a/b/c/f;"
+                + " ln -s " + canary + " fill/a/out; ln -s " + canary + " fill/d/e; mkfifo fill/a/b/p;"
+                + " mv fill/d fill/a/b/c/moved 2>/dev/null; rm -rf fill/a/b/c/moved; done) >/dev/null 2>&1 &";
+        plant(sandbox, loop);
+        AtomicInteger done = new AtomicInteger();
+        AtomicInteger gaveUp = new AtomicInteger();
+        assertTimeoutPreemptively(Duration.ofSeconds(90), () -> {
+            long end = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+            while (System.nanoTime() < end) {
+                try {
+                    if (files.deleteRecursively("fill")) {
+                        done.incrementAndGet();
+                    }
+                } catch (SandboxFileException e) {
+                    gaveUp.incrementAndGet(); // kept changing, or an entry the sandbox holds at that moment
+                }
+            }
+        });
+        plant(sandbox, "touch stop");
+        System.out.println("recursive delete race: " + done + " trees deleted, " + gaveUp + " calls gave up");
+        assertThat(done.get()).isPositive();
+        assertThat(canary.resolve("e")).doesNotExist();
+        assertThat(canary.resolve("sub")).isDirectory();
     }
 
     private static void assertSafe(String content) {

@@ -1,8 +1,10 @@
 package dev.sandboxkit.docker;
 
+import com.sun.jna.Native;
 import dev.sandboxkit.SandboxSpec;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.net.URISyntaxException;
@@ -19,7 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Workdir handling when the JVM is not root: no chown, the sandbox runs as the JVM's uid, and deletion
- * repairs directories the sandbox made unreadable. Runs the scenario directly when the JVM is not root,
+ * repairs directories the sandbox made unreadable, at any depth (past PATH_MAX and the walk's window). Runs the scenario directly when the JVM is not root,
  * otherwise in a child JVM as nobody (setpriv).
  */
 class NonRootWorkspaceTest {
@@ -37,7 +39,8 @@ class NonRootWorkspaceTest {
         Files.setPosixFilePermissions(base, PosixFilePermissions.fromString("rwxrwxrwx"));
         Path cp = Files.createDirectory(tmp.resolve("cp"));
         List<String> entries = new java.util.ArrayList<>();
-        for (Class<?> c : List.of(HostWorkspaces.class, NonRootWorkspaceScenario.class, SandboxSpec.class)) {
+        for (Class<?> c : List.of(HostWorkspaces.class, NonRootWorkspaceScenario.class, SandboxSpec.class, Native.class,
+                LoggerFactory.class)) {
             Path source = location(c);
             Path target = cp.resolve(entries.size() + "-" + source.getFileName());
             copy(source, target);
@@ -50,7 +53,8 @@ class NonRootWorkspaceTest {
         }
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         Process p = new ProcessBuilder("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", java,
-                "-cp", String.join(":", entries), NonRootWorkspaceScenario.class.getName(), base.toString())
+                "-Djna.tmpdir=" + base, "-cp", String.join(":", entries), NonRootWorkspaceScenario.class.getName(),
+                base.toString())
                 .redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
