@@ -200,6 +200,44 @@ class LifecycleRacesOnDockerTest {
     }
 
     @Test
+    @DisplayName("D: a workdir of 100,000 files with an undeletable entry stays DESTROYING until the janitor can finish; then nothing is left and the id starts empty")
+    void undeletableWorkdir() throws Exception {
+        SandboxManager m = manager(Duration.ofMinutes(5), Map.of());
+        Sandbox sandbox = m.acquire("stuck", SPEC);
+        ExecResult made = sandbox.exec(ExecRequest.shell(
+                "for d in $(seq 1 100); do mkdir d$d && (cd d$d && seq 1 1000 | xargs touch); done; "
+                        + "echo secret > secret.txt; find . -type f | wc -l").withTimeout(Duration.ofMinutes(5)));
+        assertThat(made.stdout().trim()).isEqualTo("100001");
+        Path workdir = Path.of(sandbox.info().workspace());
+        Path pinned = workdir.resolve("d50/500");
+        chattr("+i", pinned); // as root: unlink fails with EPERM, as a real undeletable entry would
+        try {
+            assertThatThrownBy(() -> m.destroy("stuck")).isInstanceOf(SandboxException.class)
+                    .hasMessageContaining("d50");
+            assertThat(m.session("stuck").orElseThrow().state()).isEqualTo(SessionState.DESTROYING);
+            assertThat(containersOf("stuck")).as("the container goes even if the workdir stays").isEmpty();
+            assertThatThrownBy(() -> sandbox.exec(ExecRequest.of("true"))).isInstanceOf(SandboxNotFoundException.class);
+            assertThatThrownBy(() -> m.acquire("stuck", SPEC)).isInstanceOf(SandboxException.class)
+                    .satisfies(e -> assertThat(((SandboxException) e).isRetryable()).isTrue());
+            m.reconcile();
+            assertThat(m.session("stuck").orElseThrow().state()).isEqualTo(SessionState.DESTROYING);
+        } finally {
+            chattr("-i", pinned);
+        }
+        m.reconcile(); // the janitor finishes the destroy
+        assertThat(m.session("stuck").orElseThrow().state()).isEqualTo(SessionState.DESTROYED);
+        assertThat(Files.exists(workdir, LinkOption.NOFOLLOW_LINKS)).as("workdir after the janitor").isFalse();
+        ExecResult fresh = m.acquire("stuck", SPEC).exec(ExecRequest.shell("ls -A /workspace | wc -l"));
+        assertThat(fresh.stdout().trim()).isEqualTo("0");
+    }
+
+    private static void chattr(String flag, Path file) throws Exception {
+        Process p = new ProcessBuilder("chattr", flag, file.toString()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        assertThat(p.waitFor()).as("chattr %s %s: %s", flag, file, out).isZero();
+    }
+
+    @Test
     @DisplayName("E: a sandbox that kills its own PID 1 leaves no exited container behind, after exec, destroy and close")
     void killsItsOwnInit() {
         SandboxManager m = manager(Duration.ofMinutes(5), Map.of());
