@@ -88,7 +88,10 @@ final class EngineExec {
     /** The runtime's message when execve failed after the process started (printed by runc's init, exit 1). */
     private static final java.util.regex.Pattern E2BIG = java.util.regex.Pattern.compile(
             "exec [^\n]*: argument list too long\r?\n");
-    /** Below this many argv and env bytes the kernel never answers E2BIG (its floor for ARG_MAX is 128 KiB). */
+    /**
+     * A request smaller than this cannot reach ARG_MAX (at least 128 KiB) unless the image's own environment
+     * is huge; below it, a program that prints runc's line and exits 1 keeps its exit code.
+     */
     private static final long E2BIG_MIN_BYTES = 64 * 1024;
 
     private static final Logger log = LoggerFactory.getLogger(EngineExec.class);

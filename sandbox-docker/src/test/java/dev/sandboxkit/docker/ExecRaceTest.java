@@ -37,6 +37,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ExecRaceTest extends DriverOnDocker {
     private static final int ROUNDS = 50;
     private static final int SHORT_EXECS = 4;
+    private static final int PARALLEL = 3;
 
     @Override
     String tempPrefix() {
@@ -53,7 +54,7 @@ class ExecRaceTest extends DriverOnDocker {
         Map<String, Integer> tally = new TreeMap<>();
         List<String> wrong = new ArrayList<>();
         long t0 = System.nanoTime();
-        // Two rounds at a time: the engine's create and remove dominate, and they overlap well.
+        // A few rounds at a time: the engine's create and remove dominate, and they overlap well.
         List<Future<List<String>>> rounds = new ArrayList<>();
         for (int round = 0; round < ROUNDS; round++) {
             Remover remover = round % 2 == 0 ? Remover.DRIVER : Remover.CLI;
@@ -64,7 +65,7 @@ class ExecRaceTest extends DriverOnDocker {
                 assertThat(driver.exec(id, ExecRequest.of("true")).exitCode()).isZero();
                 return race(id, remover).stream().map(o -> remover + " " + o).toList();
             }));
-            if (rounds.size() % 2 == 0) {
+            if (rounds.size() == PARALLEL) {
                 collect(rounds, tally, wrong);
             }
         }
