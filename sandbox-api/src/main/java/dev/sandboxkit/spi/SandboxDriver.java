@@ -89,14 +89,22 @@ public interface SandboxDriver extends AutoCloseable {
      * exec only, working dir, stdin then EOF, timeout (kill, report {@code TIMED_OUT}), output caps and
      * the listener. Spec-level env is applied by the engine into the request before this call.
      *
-     * @param sandboxId the sandbox
-     * @param request   what to run
+     * <p>A command that cannot start is a result, not an exception, with one line on stderr naming the
+     * program or directory, as a POSIX shell reports it: 127 when the program is not found; 126 when it
+     * cannot run, when the working directory is missing or the sandbox user cannot enter it (nothing runs),
+     * and when the argument list is too long ({@code E2BIG}).
+     *
      * <p>If the sandbox disappears while the command runs, return the output read so far with
      * {@code Termination.KILLED} and the exit code the backend reported (137 for SIGKILL), or -1 when it
-     * reported none; do not throw.
+     * reported none; do not throw. This holds whoever removed it, and also when the backend reports the
+     * removal as a failure to run or read the command: an exec racing a removal ends {@code KILLED} if the
+     * command may have started, else with {@link dev.sandboxkit.SandboxNotFoundException}.
      *
+     * @param sandboxId the sandbox
+     * @param request   what to run
      * @return the result
-     * @throws dev.sandboxkit.SandboxNotFoundException if the sandbox does not exist when the exec starts
+     * @throws dev.sandboxkit.SandboxNotFoundException if the sandbox does not exist (or is not running) when
+     *                                                 the exec starts
      */
     ExecResult exec(String sandboxId, ExecRequest request);
 

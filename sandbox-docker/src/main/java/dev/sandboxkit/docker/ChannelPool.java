@@ -39,6 +39,11 @@ final class ChannelPool {
         }
     }
 
+    /** Whether the driver started removing the sandbox. */
+    synchronized boolean removed() {
+        return removed;
+    }
+
     /** The most recently used idle channel (its caches are warm), or {@code null}. */
     synchronized CommandChannel takeIdle() {
         return idle.pollFirst();

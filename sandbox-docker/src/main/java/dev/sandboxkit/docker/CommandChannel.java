@@ -88,7 +88,10 @@ final class CommandChannel {
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(CommandChannel.class);
     private static final HexFormat HEX = HexFormat.of();
-    private static final byte[] SCRIPT = resource("channel-supervisor.sh");
+    /** How every command is started, shared with plain execs that ask for a working directory. */
+    static final String EXEC_COMMAND = new String(resource("exec-command.sh"), StandardCharsets.UTF_8);
+    private static final byte[] SCRIPT = new String(resource("channel-supervisor.sh"), StandardCharsets.UTF_8)
+            .replace("#@exec-command.sh\n", EXEC_COMMAND).getBytes(StandardCharsets.UTF_8);
     private static final Pattern READY = Pattern.compile(
             "SBXREADY ([0-9a-f]+) (/[A-Za-z0-9._/-]+) setsid=([01]) stdin=([01])\n");
 
@@ -392,6 +395,12 @@ final class CommandChannel {
             broken = true; // the result is complete, but the stream is not where the next command expects it
             conn.close();
         }
+        if (!timedOut && out.exitCode() == 137 && containerGone()) {
+            // SIGKILL from the container's death: the supervisor may outlive its command by the moment it
+            // takes to write the frames. A kill from inside the sandbox finds the container running.
+            broken = true;
+            return result(out, 137, Termination.KILLED, t0);
+        }
         return result(out, out.exitCode(), timedOut ? Termination.TIMED_OUT : Termination.EXITED, t0);
     }
 
@@ -491,41 +500,9 @@ final class CommandChannel {
                 : List.of("g:" + execId, "p:" + id, "d:" + dir));
     }
 
-    /**
-     * Whether the container is gone or dying. The stream can end a moment before the engine shows the
-     * container stopped (a forced remove kills first), so a live answer is checked again for a while.
-     */
+    /** Whether the container is gone or dying, asked after the channel failed or its command was SIGKILLed. */
     private boolean containerGone() {
-        long[] pauses = {0, 20, 50, 100, 200};
-        for (long pause : pauses) {
-            if (pause > 0) {
-                try {
-                    Thread.sleep(pause);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return false;
-                }
-            }
-            try {
-                EngineClient.Response r = client.call("GET", "/containers/" + segment(containerId) + "/json", null);
-                if (r.status() == 404) {
-                    return true;
-                }
-                if (r.status() == 200) {
-                    com.fasterxml.jackson.databind.JsonNode state = r.json().path("State");
-                    if (!state.path("Running").asBoolean(true) || state.path("Dead").asBoolean(false)
-                            || "removing".equals(state.path("Status").asText())) {
-                        return true;
-                    }
-                }
-            } catch (IOException | RuntimeException e) {
-                return false;
-            }
-            if (containerRemoved) {
-                return true;
-            }
-        }
-        return false;
+        return client.containerGone(containerId, true, () -> containerRemoved);
     }
 
     private static ExecResult result(ChannelOutput out, int exitCode, Termination termination, long t0) {

@@ -8,8 +8,12 @@ import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Deque;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 /**
  * A minimal Engine API client for the exec path: JSON requests over pooled keep-alive connections,
@@ -21,6 +25,12 @@ final class EngineClient implements Closeable {
     static final long REQUEST_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(30);
     private static final int PREFERRED_API = version("1.41");
     private static final int MAX_IDLE = 8;
+    private static final long[] GONE_PAUSES_MILLIS = {0, 20, 50, 100, 200};
+    private static final Set<String> GONE_STATES = Set.of("removing", "exited", "dead");
+    /** Lower-case fragments of the texts seen when an exec races its container's removal. */
+    private static final List<String> REMOVAL_SMELLS = List.of("is not running", "removal in progress",
+            "no such container", "stopped state", "deleted state", "stopped container", "setns process",
+            "init-p", "container not found", "is paused", "cannot exec in a");
 
     private final DockerHost host;
     private final Deque<EngineConnection> idle = new ConcurrentLinkedDeque<>();
@@ -93,6 +103,64 @@ final class EngineClient implements Closeable {
             conn.close();
             return new Started(null, error);
         });
+    }
+
+    /**
+     * Whether a container is gone or no longer running, asked after an exec failed in a way that can mean
+     * it is being removed (by this driver, another manager or {@code docker rm -f}). A forced remove kills
+     * first and the engine shows the container stopped a moment after its processes died (the runtime
+     * already refuses execs then), so with {@code patient} a running answer is asked again over about
+     * 370 ms. Costs one inspect when the container is gone; only failure paths call it. An engine that
+     * cannot be asked counts as running: the caller then keeps the result it had.
+     *
+     * @param containerId the container
+     * @param patient     whether to look again while it still shows running
+     * @param removedHere whether this driver has started removing it (checked between looks)
+     */
+    boolean containerGone(String containerId, boolean patient, BooleanSupplier removedHere) {
+        for (long pause : patient ? GONE_PAUSES_MILLIS : new long[] {0}) {
+            if (removedHere.getAsBoolean()) {
+                return true;
+            }
+            if (pause > 0) {
+                try {
+                    Thread.sleep(pause);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return removedHere.getAsBoolean();
+                }
+            }
+            try {
+                Response r = call("GET", "/containers/" + segment(containerId) + "/json", null);
+                if (r.status() == 404) {
+                    return true;
+                }
+                if (r.status() == 200) {
+                    JsonNode state = r.json().path("State");
+                    if (!state.path("Running").asBoolean(true) || state.path("Dead").asBoolean(false)
+                            || GONE_STATES.contains(state.path("Status").asText())) {
+                        return true;
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                return removedHere.getAsBoolean();
+            }
+        }
+        return removedHere.getAsBoolean();
+    }
+
+    /**
+     * Whether an engine or runtime message reads like an exec refused because its container is stopping
+     * or gone rather than because of the command (runc 1.x, containerd 1.x, dockerd 20-28 wordings).
+     */
+    static boolean smellsOfRemoval(String message) {
+        String m = message.toLowerCase(Locale.ROOT);
+        for (String s : REMOVAL_SMELLS) {
+            if (m.contains(s)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Reads the answer once its head arrived; owns the connection from then on (release, close or hand out). */

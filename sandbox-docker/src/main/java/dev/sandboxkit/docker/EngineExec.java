@@ -9,6 +9,7 @@ import dev.sandboxkit.ExecResult.Termination;
 import dev.sandboxkit.SandboxException;
 import dev.sandboxkit.SandboxExecException;
 import dev.sandboxkit.SandboxNotFoundException;
+import dev.sandboxkit.SandboxSpec;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -77,6 +78,22 @@ final class EngineExec {
             "done",
             "exit 0");
 
+    /**
+     * Runs a command that asks for a working directory: {@code sh -c ENTER sh <dir> argv...} from {@code /}.
+     * The engine would enter the directory as root before switching to the sandbox user, so a directory the
+     * user cannot enter would work on a plain exec and fail on the command channel; this way both give 126.
+     */
+    static final String ENTER = CommandChannel.EXEC_COMMAND
+            + "__cd \"$1\"\nunset PWD OLDPWD SHLVL\nshift\n__run '' \"$@\"\n";
+    /** The runtime's message when execve failed after the process started (printed by runc's init, exit 1). */
+    private static final java.util.regex.Pattern E2BIG = java.util.regex.Pattern.compile(
+            "exec [^\n]*: argument list too long\r?\n");
+    /**
+     * A request smaller than this cannot reach ARG_MAX (at least 128 KiB) unless the image's own environment
+     * is huge; below it, a program that prints runc's line and exits 1 keeps its exit code.
+     */
+    private static final long E2BIG_MIN_BYTES = 64 * 1024;
+
     private static final Logger log = LoggerFactory.getLogger(EngineExec.class);
 
     private final EngineClient client;
@@ -90,12 +107,20 @@ final class EngineExec {
     }
 
     ExecResult exec(String containerId, ExecRequest request) {
-        return execute(new Run(containerId, request, request.effectiveWorkingDir()), true);
+        if (request.workingDir() == null || request.workingDir().equals(SandboxSpec.WORKSPACE)) {
+            return execute(new Run(containerId, request, SandboxSpec.WORKSPACE, false), true);
+        }
+        try {
+            return execute(new Run(containerId, request, request.workingDir(), true), true);
+        } catch (NoShell e) {
+            // No /bin/sh in the image: enter the directory the engine's way (as root, see exec-command.sh).
+            return execute(new Run(containerId, request, request.workingDir(), false), true);
+        }
     }
 
     /** A housekeeping exec (the command channel's kills) from {@code /}: the sandbox may have broken /workspace. */
     ExecResult execFromRoot(String containerId, ExecRequest request) {
-        return execute(new Run(containerId, request, "/"), true);
+        return execute(new Run(containerId, request, "/", false), true);
     }
 
     /** Called before the driver removes a container: its running execs will report KILLED. */
@@ -130,14 +155,17 @@ final class EngineExec {
         final String marker = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
         final ExecOutput out;
         final String workingDir;
+        /** Runs under {@link #ENTER} so that the sandbox user enters the working directory itself. */
+        final boolean entered;
         String execId;
         volatile EngineConnection stream;
         volatile boolean containerRemoved;
 
-        Run(String containerId, ExecRequest request, String workingDir) {
+        Run(String containerId, ExecRequest request, String workingDir, boolean entered) {
             this.containerId = containerId;
             this.request = request;
             this.workingDir = workingDir;
+            this.entered = entered;
             Duration timeout = request.timeout();
             if (timeout != null && timeout.compareTo(MAX_TIMEOUT) > 0) {
                 timeout = null; // would overflow nanoTime arithmetic; a century is no limit anyway
@@ -168,7 +196,8 @@ final class EngineExec {
             } catch (InterruptedIOException e) {
                 throw interrupted(run);
             } catch (IOException e) {
-                if (run.containerRemoved) {
+                // The start may have reached the runtime: KILLED, never "not found", so it is not run twice.
+                if (gone(run, null)) {
                     return run.result(-1, Termination.KILLED);
                 }
                 throw host.unreachable(e);
@@ -197,6 +226,9 @@ final class EngineExec {
         body.put("AttachStdin", req.stdinLength() >= 0).put("AttachStdout", true).put("AttachStderr", true)
                 .put("Tty", false);
         ArrayNode cmd = body.putArray("Cmd");
+        if (run.entered) {
+            cmd.add("/bin/sh").add("-c").add(ENTER).add("sh").add(run.workingDir);
+        }
         req.command().forEach(cmd::add);
         ArrayNode env = body.putArray("Env");
         req.env().forEach((k, v) -> {
@@ -205,7 +237,7 @@ final class EngineExec {
             }
         });
         env.add(MARKER + "=" + run.marker);
-        body.put("WorkingDir", run.workingDir);
+        body.put("WorkingDir", run.entered ? "/" : run.workingDir);
         EngineClient.Response r;
         try {
             r = client.call("POST", "/containers/" + segment(run.containerId) + "/exec", body);
@@ -225,15 +257,41 @@ final class EngineExec {
                 }
             case 404:
                 throw new SandboxNotFoundException("container " + shortId(run.containerId) + " does not exist");
-            case 409:
-                String message = r.message();
-                if (message.contains("not running")) {
-                    throw new SandboxNotFoundException("container " + shortId(run.containerId) + " is not running");
-                }
-                throw new SandboxExecException("cannot exec in container " + shortId(run.containerId) + ": " + message);
             default:
-                throw new SandboxExecException("the engine refused the exec (" + r.status() + "): " + r.message());
+                String message = r.message();
+                if (r.status() == 409 && message.contains("not running") || gone(run, message)) {
+                    throw new SandboxNotFoundException("container " + shortId(run.containerId)
+                            + " is gone or not running: " + message);
+                }
+                if (r.status() == 409) {
+                    throw new SandboxExecException("cannot exec in container " + shortId(run.containerId) + ": "
+                            + message);
+                }
+                throw new SandboxExecException("the engine refused the exec (" + r.status() + "): " + message);
         }
+    }
+
+    /**
+     * After the engine or runtime refused an exec: whether its container is gone or stopping (then the
+     * command did not run because there is no sandbox any more). Patient when the text reads like a removal.
+     */
+    private boolean gone(Run run, String message) {
+        return client.containerGone(run.containerId, message == null || !isCommandFailure(message),
+                () -> run.containerRemoved);
+    }
+
+    /**
+     * Whether a runtime start failure is about the command itself (missing or non-executable program,
+     * working directory, an argument list too long for the kernel or for containerd's 4 MiB messages)
+     * rather than about the container.
+     */
+    static boolean isCommandFailure(String message) {
+        if (EngineClient.smellsOfRemoval(message)) {
+            return false;
+        }
+        String m = message.toLowerCase(java.util.Locale.ROOT);
+        return m.contains("exec: \"") || m.contains("executable file not found") || m.contains("chdir to cwd")
+                || m.contains("argument list too long") || m.contains("exceed maximum message size");
     }
 
     /** Reads the stream to its end, writing stdin meanwhile, then collects the exit code. */
@@ -263,7 +321,7 @@ final class EngineExec {
         } catch (InterruptedIOException e) {
             throw interrupted(run);
         } catch (IOException e) {
-            if (run.containerRemoved) {
+            if (gone(run, null)) {
                 return run.result(-1, Termination.KILLED);
             }
             abort(run);
@@ -291,11 +349,49 @@ final class EngineExec {
             // The process closed its output but runs on past the timeout.
             return timedOut(run, killOnTimeout);
         }
-        int code = run.out.finish(exit.code(), exit.pid() == 0);
-        if (code == 137 && containerDied(run)) {
+        boolean neverStarted = exit.pid() == 0;
+        if (neverStarted && exit.code() == 126) {
+            // The runtime could not start the process: the command's fault, or a container going away.
+            String message = run.out.heldStartFailure();
+            if (message != null && run.entered && isCommandFailure(message) && message.contains("\"/bin/sh\"")) {
+                throw new NoShell();
+            }
+            if ((message == null || !isCommandFailure(message)) && gone(run, message)) {
+                throw new SandboxNotFoundException("container " + shortId(run.containerId) + " is gone"
+                        + (message == null ? "" : ": " + message.strip()));
+            }
+        }
+        int code = run.out.finish(exit.code(), neverStarted);
+        if (code == 137 && gone(run, null)) {
             return run.result(code, Termination.KILLED);
         }
+        if (code == 1 && !neverStarted && argumentBytes(run.request) >= E2BIG_MIN_BYTES && run.out.stdout().length == 0
+                && E2BIG.matcher(new String(run.out.stderr(), StandardCharsets.UTF_8)).matches()) {
+            // runc's init reports an execve that failed (exit 1); a shell reports a command it cannot execute as 126
+            return run.result(126, Termination.EXITED);
+        }
         return run.result(code, Termination.EXITED);
+    }
+
+    /** What execve copies for a request: every argument and NAME=value with its NUL. */
+    private static long argumentBytes(ExecRequest request) {
+        long n = 0;
+        for (String arg : request.command()) {
+            n += arg.getBytes(StandardCharsets.UTF_8).length + 1;
+        }
+        for (Map.Entry<String, String> e : request.env().entrySet()) {
+            n += e.getKey().getBytes(StandardCharsets.UTF_8).length + e.getValue().getBytes(StandardCharsets.UTF_8).length + 2;
+        }
+        return n;
+    }
+
+    /** A wrapped exec found no {@code /bin/sh}: run the command unwrapped. */
+    private static final class NoShell extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        NoShell() {
+            super(null, null, false, false);
+        }
     }
 
     /**
@@ -337,7 +433,7 @@ final class EngineExec {
             }
             if (System.nanoTime() - nextContainerCheck >= 0) {
                 // The engine can lose an exec's exit when its container dies; do not wait forever.
-                if (containerGone(run)) {
+                if (client.containerGone(run.containerId, false, () -> run.containerRemoved)) {
                     return Exit.GONE;
                 }
                 nextContainerCheck = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
@@ -348,46 +444,21 @@ final class EngineExec {
         }
     }
 
-    /** 137 is SIGKILL: from the container's death (KILLED), or from inside it (an exit like any other). */
-    private boolean containerDied(Run run) {
-        if (run.containerRemoved) {
-            return true;
-        }
-        try {
-            // The engine records the exec's exit a moment before the container's; look twice.
-            for (int i = 0; i < 2; i++) {
-                if (containerGone(run)) {
-                    return true;
-                }
-                if (i == 0) {
-                    sleep(20);
-                }
-            }
-            return false;
-        } catch (IOException e) {
-            return false;
-        }
-    }
-
-    private boolean containerGone(Run run) throws IOException {
-        EngineClient.Response r = client.call("GET", "/containers/" + segment(run.containerId) + "/json", null);
-        if (r.status() == 404) {
-            return true;
-        }
-        return r.status() == 200 && !r.json().path("State").path("Running").asBoolean(true);
-    }
-
     /** The engine answered exec start with an error instead of a stream. */
     private ExecResult startRefused(Run run, EngineClient.Response error) {
         String message = error.message();
         if (error.status() == 404 || (error.status() == 409 && message.contains("not running"))) {
             throw new SandboxNotFoundException("container " + shortId(run.containerId) + " is gone: " + message);
         }
-        String lower = message.toLowerCase(java.util.Locale.ROOT);
-        if (lower.contains("executable file not found") || lower.contains("no such file or directory")
-                || lower.contains("permission denied")) {
+        if (isCommandFailure(message)) {
+            if (run.entered && message.contains("\"/bin/sh\"")) {
+                throw new NoShell();
+            }
             run.out.startFailure(message);
             return run.result(ExecOutput.startFailureExitCode(message), Termination.EXITED);
+        }
+        if (gone(run, message)) {
+            throw new SandboxNotFoundException("container " + shortId(run.containerId) + " is gone: " + message);
         }
         throw new SandboxExecException("the engine could not start the exec (" + error.status() + "): " + message);
     }
@@ -466,7 +537,7 @@ final class EngineExec {
             ExecRequest request = new ExecRequest(List.of("/bin/sh", "-c", KILL_SCRIPT, "sh", run.marker), Map.of(),
                     null, null, Duration.ofNanos(budget), 4096, 4096, null);
             // From "/": the sandbox may have made /workspace unusable.
-            killer = execute(new Run(run.containerId, request, "/"), false);
+            killer = execute(new Run(run.containerId, request, "/", false), false);
         } catch (SandboxNotFoundException e) {
             return; // the container is gone, and its processes with it
         } catch (RuntimeException e) {

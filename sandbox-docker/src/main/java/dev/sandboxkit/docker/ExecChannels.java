@@ -139,6 +139,9 @@ final class ExecChannels implements AutoCloseable {
                 return null;
             }
             if (!pool.reserve(MAX_CHANNELS)) {
+                if (pool.removed()) {
+                    throw removed(pool);
+                }
                 return null;
             }
             CommandChannel opened;
@@ -146,6 +149,11 @@ final class ExecChannels implements AutoCloseable {
                 opened = CommandChannel.open(client, pool.containerId, setsid);
             } catch (CommandChannel.Unavailable e) {
                 pool.openFailed();
+                // A channel that could not start in a container being removed says nothing about the image.
+                if (client.containerGone(pool.containerId, !EngineExec.isCommandFailure(e.getMessage()),
+                        pool::removed)) {
+                    throw removed(pool);
+                }
                 pool.markUnavailable(e.getMessage());
                 log.info("Container {}: command channel unavailable ({}); {}", EngineExec.shortId(pool.containerId),
                         e.getMessage(), pool.mode == ExecMode.CHANNEL ? "failing its execs (ExecMode.CHANNEL)"
@@ -157,6 +165,9 @@ final class ExecChannels implements AutoCloseable {
                         + EngineExec.shortId(pool.containerId), e);
             } catch (IOException e) {
                 pool.openFailed();
+                if (client.containerGone(pool.containerId, true, pool::removed)) {
+                    throw removed(pool); // the engine dropped the stream of a dying container
+                }
                 throw client.host().unreachable(e);
             } catch (RuntimeException | Error e) {
                 pool.openFailed();
@@ -164,13 +175,17 @@ final class ExecChannels implements AutoCloseable {
             }
             if (!pool.opened(opened)) {
                 opened.close();
-                throw new SandboxNotFoundException("container " + EngineExec.shortId(pool.containerId)
-                        + " was removed");
+                throw removed(pool);
             }
             log.debug("Container {}: opened command channel {} (setsid={}, stdin={})",
                     EngineExec.shortId(pool.containerId), opened.id, opened.setsid, opened.stdinSupported);
             return opened;
         }
+    }
+
+    private static SandboxNotFoundException removed(ChannelPool pool) {
+        return new SandboxNotFoundException("container " + EngineExec.shortId(pool.containerId)
+                + " is gone or being removed");
     }
 
     /** Whether a channel could carry the request at all (per-sandbox limits are checked later). */

@@ -15,6 +15,7 @@ import java.util.Arrays;
 final class ExecOutput implements StreamDemux.Sink {
     /** How runc reports an exec that could not start; the engine sends it as stdout, exit code 126. */
     private static final byte[] START_FAILURE = "OCI runtime exec failed".getBytes(StandardCharsets.US_ASCII);
+    private static final int MIN_HELD = 8;
     private static final int MAX_HELD = 4096;
 
     private final Capped stdout;
@@ -43,7 +44,7 @@ final class ExecOutput implements StreamDemux.Sink {
         if (held != null) {
             System.arraycopy(array, offset, held, heldFill, n);
             heldFill += n;
-            if (demux.payloadLeft() == 0 && !startsWith(held, heldFill, START_FAILURE)) {
+            if (demux.payloadLeft() == 0 && !isStartFailure(held, heldFill)) {
                 releaseHeld();
             }
         } else {
@@ -61,7 +62,7 @@ final class ExecOutput implements StreamDemux.Sink {
         if (held == null) {
             return exitCode;
         }
-        if (exitCode == 126 && neverStarted && demux.payloadLeft() == 0 && startsWith(held, heldFill, START_FAILURE)) {
+        if (exitCode == 126 && neverStarted && demux.payloadLeft() == 0 && isStartFailure(held, heldFill)) {
             String message = new String(held, 0, heldFill, StandardCharsets.UTF_8);
             byte[] line = held;
             int length = heldFill;
@@ -74,13 +75,46 @@ final class ExecOutput implements StreamDemux.Sink {
     }
 
     /**
-     * The exit code a shell gives for a command that cannot start: 127 when the binary does not exist,
-     * 126 otherwise (not executable, bad working directory, ...).
+     * The engine's message while it may explain why the process never started (a complete first stdout frame
+     * that reads like one), else {@code null}. Nothing is delivered until {@link #finish}.
+     */
+    String heldStartFailure() {
+        return held != null && demux.payloadLeft() == 0 && isStartFailure(held, heldFill)
+                ? new String(held, 0, heldFill, StandardCharsets.UTF_8) : null;
+    }
+
+    /**
+     * Whether a first stdout frame reads like the engine's own report of an exec that could not start:
+     * runc's {@code OCI runtime exec failed: ...}, or one line ending in CRLF (the engine writes its errors so)
+     * that carries containerd's {@code : unknown} suffix or reads like a container going away
+     * ({@code cannot exec in a stopped state: unknown}, {@code container is not running}). Held back only
+     * until the exit code shows whether the process started.
+     */
+    private static boolean isStartFailure(byte[] bytes, int length) {
+        if (startsWith(bytes, length, START_FAILURE)) {
+            return true;
+        }
+        if (length < 2 || bytes[length - 2] != '\r' || bytes[length - 1] != '\n') {
+            return false;
+        }
+        for (int i = 0; i < length - 2; i++) {
+            if (bytes[i] == '\n') {
+                return false;
+            }
+        }
+        String line = new String(bytes, 0, length, StandardCharsets.UTF_8);
+        return line.endsWith(": unknown\r\n") || EngineClient.smellsOfRemoval(line);
+    }
+
+    /**
+     * The exit code a shell gives for a command that cannot start: 127 when the binary does not exist
+     * (ENOENT, or ENOTDIR: a file where a directory should be on its path), 126 otherwise (not executable,
+     * a directory on its path that cannot be searched, bad working directory, ...).
      */
     static int startFailureExitCode(String message) {
         String m = message.toLowerCase(java.util.Locale.ROOT);
-        boolean missing = m.contains("executable file not found")
-                || (m.contains("exec: \"") && m.contains("no such file or directory") && !m.contains("chdir"));
+        boolean missing = m.contains("executable file not found") || (m.contains("exec: \"") && !m.contains("chdir")
+                && (m.contains("no such file or directory") || m.contains("not a directory")));
         return missing ? 127 : 126;
     }
 
@@ -120,8 +154,7 @@ final class ExecOutput implements StreamDemux.Sink {
         if (held != null) {
             releaseHeld();
         }
-        if (firstFrame && current == ExecStream.STDOUT && payloadLeft >= START_FAILURE.length
-                && payloadLeft <= MAX_HELD) {
+        if (firstFrame && current == ExecStream.STDOUT && payloadLeft >= MIN_HELD && payloadLeft <= MAX_HELD) {
             held = new byte[(int) payloadLeft];
             heldFill = 0;
         }

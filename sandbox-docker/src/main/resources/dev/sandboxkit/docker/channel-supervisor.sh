@@ -63,35 +63,18 @@ frame() {
 }
 # Runs in the command's subshell: $1 exec id, $2 working dir, $3 count of NAME=VALUE words, then argv.
 # Mirrors what the engine does for an exec: environment, working directory, PATH lookup with the
-# command's own PATH, then exec (through setsid for a session of its own). Failures give the exit codes
-# a plain exec gives: 126 (cannot run), 127 (not found).
+# command's own PATH, then exec (through setsid for a session of its own); see exec-command.sh.
+#@exec-command.sh
 __x() {
   trap - HUP INT QUIT TERM
-  cd "$2" 2>/dev/null || {
-    if [ ! -e "$2" ]; then w='no such file or directory'; elif [ ! -d "$2" ]; then w='not a directory'; else w='permission denied'; fi
-    printf 'chdir to working directory "%s" failed: %s\n' "$2" "$w" >&2
-    exit 126
-  }
+  __cd "$2"
   # The supervisor's shell added these; an engine exec has none of them.
   unset PWD OLDPWD SHLVL
   __i=$1 __n=$3
   shift 3
   while [ "$__n" -gt 0 ]; do export "$1"; shift; __n=$((__n-1)); done
   export SANDBOXKIT_EXEC_ID="$__i"
-  case $1 in
-    */*) __p=$1 ;;
-    *) __p= __r=$PATH
-       while :; do
-         __q=${__r%%:*}
-         if [ -f "${__q:-.}/$1" ] && [ -x "${__q:-.}/$1" ]; then __p=${__q:-.}/$1; break; fi
-         case $__r in *:*) __r=${__r#*:} ;; *) break ;; esac
-       done
-       if [ -z "$__p" ]; then printf 'exec: "%s": executable file not found in $PATH\n' "$1" >&2; exit 127; fi ;;
-  esac
-  if [ ! -e "$__p" ]; then printf 'exec: "%s": no such file or directory\n' "$1" >&2; exit 127; fi
-  if [ -d "$__p" ] || [ ! -x "$__p" ]; then printf 'exec: "%s": permission denied\n' "$1" >&2; exit 126; fi
-  if [ -n "$s" ]; then exec "$s" -- "$@"; fi
-  exec "$@"
+  __run "$s" "$@"
 }
 spawn
 if [ -n "$s" ]; then y=1; else y=0; fi

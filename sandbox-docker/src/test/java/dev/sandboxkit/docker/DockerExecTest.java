@@ -1,5 +1,6 @@
 package dev.sandboxkit.docker;
 
+import dev.sandboxkit.ExecMode;
 import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.ExecResult;
 import dev.sandboxkit.ExecResult.Termination;
@@ -186,6 +187,10 @@ class DockerExecTest extends DriverOnDocker {
         images.add(image);
         String id = start(driver, instanceId, "s-noshell", spec().image(image).build());
         assertThat(driver.exec(id, ExecRequest.of("/bin/sh", "-c", "true")).exitCode()).isEqualTo(127);
+        // A working directory is entered by a shell when there is one; without, the engine's way.
+        assertThat(driver.exec(id, ExecRequest.of("/bin/busybox", "mkdir", "sub")).exitCode()).isZero();
+        assertThat(driver.exec(id, ExecRequest.of("/bin/busybox", "pwd").withWorkingDir("sub")).stdout())
+                .isEqualTo("/workspace/sub\n");
 
         long t0 = System.nanoTime();
         ExecResult r = driver.exec(id, ExecRequest.of("/bin/busybox", "sleep", "303").withTimeout(Duration.ofSeconds(1)));
@@ -193,6 +198,37 @@ class DockerExecTest extends DriverOnDocker {
         assertThat(r.timedOut()).isTrue();
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).isLessThan(3000);
         assertThat(driver.exec(id, ExecRequest.of("/bin/busybox", "ps", "-o", "args")).stdout()).doesNotContain("sleep 303");
+    }
+
+    @Test
+    void plainExecsInAWorkingDirectoryGetTheEnvironmentOfAnyOtherExec() {
+        String id = start(driver, instanceId, "s-plain-env", spec().execMode(ExecMode.PLAIN).build());
+        assertThat(driver.exec(id, ExecRequest.of("mkdir", "sub")).exitCode()).isZero();
+
+        ExecResult home = driver.exec(id, ExecRequest.of("env").withEnv("MINE", "1"));
+        ExecResult sub = driver.exec(id, ExecRequest.of("env").withEnv("MINE", "1").withWorkingDir("sub"));
+
+        assertThat(environment(sub)).isEqualTo(environment(home)).contains("MINE=1").noneMatch(v -> v.startsWith("PWD="));
+        assertThat(driver.exec(id, ExecRequest.of("sh", "-c", "echo \"$0 $1\"", "zero", "one").withWorkingDir("sub"))
+                .stdout()).isEqualTo("zero one\n");
+    }
+
+    private static Set<String> environment(ExecResult env) {
+        Set<String> vars = new HashSet<>(env.stdout().lines().toList());
+        vars.removeIf(v -> v.startsWith(EngineExec.MARKER + "="));
+        return vars;
+    }
+
+    @Test
+    void anArgumentListOverTheEnginesMessageLimitCannotStart() {
+        List<String> argv = new ArrayList<>(List.of("echo"));
+        for (int i = 0; i < 72; i++) {
+            argv.add("z".repeat(64 * 1024)); // 4.5 MiB: over containerd's 4 MiB messages, and over ARG_MAX
+        }
+        ExecResult r = driver.exec(shared, ExecRequest.of(argv).withTimeout(Duration.ofSeconds(60)));
+        assertThat(r.exitCode()).as("stderr: %s", r.stderr()).isEqualTo(126);
+        assertThat(r.stdout()).isEmpty();
+        assertThat(r.stderr()).isNotBlank();
     }
 
     @Test

@@ -79,6 +79,48 @@ class ExecOutputTest {
     }
 
     @Test
+    void holdsTheEnginesOwnErrorLinesOfAnExecThatRacedItsContainersRemoval() {
+        for (String message : List.of("cannot exec in a stopped state: unknown\r\n", "container is not running\r\n",
+                "message length 6554753 exceed maximum message size of 4194304: unknown\r\n")) {
+            List<ExecStream> streams = new ArrayList<>();
+            ExecOutput out = new ExecOutput(1000, 1000, (s, b, o, l) -> streams.add(s));
+            out.consume(ByteBuffer.wrap(frame(1, message)));
+
+            assertThat(streams).as(message).isEmpty();
+            assertThat(out.heldStartFailure()).isEqualTo(message);
+            assertThat(out.finish(126, true)).isEqualTo(126);
+            assertThat(new String(out.stderr(), StandardCharsets.UTF_8)).isEqualTo(message);
+            assertThat(out.stdout()).isEmpty();
+        }
+        // Ordinary lines, with or without CRLF, stream at once.
+        for (String line : List.of("hello\r\n", "it is not running\n", "two\r\nlines: unknown\r\n")) {
+            List<ExecStream> streams = new ArrayList<>();
+            ExecOutput out = new ExecOutput(1000, 1000, (s, b, o, l) -> streams.add(s));
+            out.consume(ByteBuffer.wrap(frame(1, line)));
+            assertThat(streams).as(line).containsExactly(ExecStream.STDOUT);
+            assertThat(out.heldStartFailure()).isNull();
+        }
+    }
+
+    @Test
+    void tellsCommandFailuresFromAContainerGoingAway() {
+        assertThat(EngineExec.isCommandFailure("OCI runtime exec failed: exec failed: unable to start container process: "
+                + "exec: \"nope\": executable file not found in $PATH: unknown")).isTrue();
+        assertThat(EngineExec.isCommandFailure("exec /bin/echo: argument list too long")).isTrue();
+        assertThat(EngineExec.isCommandFailure("message length 6554753 exceed maximum message size of 4194304: unknown"))
+                .isTrue();
+        for (String dying : List.of("cannot exec in a stopped state: unknown", "container is not running",
+                "OCI runtime exec failed: exec failed: unable to start container process: error executing setns "
+                        + "process: exit status 1: unknown",
+                "OCI runtime exec failed: exec failed: unable to start container process: read init-p: connection "
+                        + "reset by peer: unknown",
+                "Container 0c11 is not running: Removal In Progress")) {
+            assertThat(EngineExec.isCommandFailure(dying)).as(dying).isFalse();
+            assertThat(EngineClient.smellsOfRemoval(dying)).as(dying).isTrue();
+        }
+    }
+
+    @Test
     void aProgramPrintingTheSameWordsKeepsItsStdout() {
         String text = "OCI runtime exec failed: just a program\n";
         ExecOutput started = new ExecOutput(1000, 1000, null);
@@ -101,6 +143,10 @@ class ExecOutputTest {
         assertThat(ExecOutput.startFailureExitCode("exec: \"x\": executable file not found in $PATH")).isEqualTo(127);
         assertThat(ExecOutput.startFailureExitCode("exec: \"/x\": stat /x: no such file or directory")).isEqualTo(127);
         assertThat(ExecOutput.startFailureExitCode("exec: \"/etc\": permission denied")).isEqualTo(126);
+        assertThat(ExecOutput.startFailureExitCode("exec: \"/w/file.txt/x\": stat /w/file.txt/x: not a directory"))
+                .isEqualTo(127);
+        assertThat(ExecOutput.startFailureExitCode("exec: \"/w/locked/x\": stat /w/locked/x: permission denied"))
+                .isEqualTo(126);
         assertThat(ExecOutput.startFailureExitCode("chdir to cwd (\"/w\") set in config.json failed: no such file or directory"))
                 .isEqualTo(126);
     }

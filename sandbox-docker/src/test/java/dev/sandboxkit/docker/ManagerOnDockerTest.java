@@ -42,6 +42,7 @@ import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -296,6 +297,109 @@ class ManagerOnDockerTest {
             assertThat(Files.exists(workdir, LinkOption.NOFOLLOW_LINKS)).isFalse();
             assertThatThrownBy(() -> sandbox.exec("true")).isInstanceOf(SandboxNotFoundException.class);
             assertThatThrownBy(() -> manager.exec("gone", ExecRequest.of("true"))).isInstanceOf(SandboxNotFoundException.class);
+        }
+    }
+
+    @Nested
+    @DisplayName("execs racing reap and destroy")
+    class ExecRaces {
+        @Test
+        @DisplayName("an exec that races the idle reap runs (before it, or resumed after it) or ends KILLED; never a runtime error")
+        void execRacingReap() throws Exception {
+            Sandbox sandbox = manager.acquire("race-reap", SPEC);
+            List<String> outcomes = new ArrayList<>();
+            int resumed = 0;
+            for (int round = 0; round < 5; round++) {
+                sandbox.exec("true"); // the idle clock starts now; the reaper scans every 200 ms after 2 s
+                long idleSince = System.nanoTime();
+                String before = sandbox.info().sandboxId();
+                List<Future<String>> racing = new ArrayList<>();
+                for (int i = 0; i < 3; i++) {
+                    // Around the scan that reaps: the earliest exec decides whether it reaps at all.
+                    long at = ThreadLocalRandom.current().nextLong(1_950, 2_400);
+                    racing.add(threads.submit(() -> {
+                        sleepUntil(idleSince, at);
+                        return outcome(() -> sandbox.exec(ExecRequest.of("echo", "ran")), "ran\n");
+                    }));
+                }
+                for (Future<String> f : racing) {
+                    outcomes.add(f.get(60, TimeUnit.SECONDS));
+                }
+                resumed += before.equals(sandbox.info().sandboxId()) ? 0 : 1;
+            }
+            // The engine orders a reap and an exec on the session's state: an exec either keeps the container
+            // or finds the session suspended and resumes it, so the driver sees no race here.
+            System.out.println("execs racing the reap: " + outcomes + "; rounds that reaped and resumed: " + resumed);
+            assertThat(outcomes).as("outcomes").allMatch(o -> o.equals("EXITED") || o.equals("KILLED")
+                    || o.equals("NOT_FOUND"));
+        }
+
+        @Test
+        @DisplayName("execs that race destroy end with their result, KILLED, or 'not found'; never a runtime error")
+        void execsRacingDestroy() throws Exception {
+            List<String> outcomes = new ArrayList<>();
+            for (int round = 0; round < 5; round++) {
+                String session = "race-destroy-" + round;
+                Sandbox sandbox = manager.acquire(session, SPEC);
+                sandbox.exec("true");
+                CyclicBarrier go = new CyclicBarrier(5);
+                List<Future<String>> racing = new ArrayList<>();
+                racing.add(threads.submit(() -> {
+                    go.await(30, TimeUnit.SECONDS);
+                    return outcome(() -> sandbox.exec(ExecRequest.shell("sleep 2; echo slept")), "slept\n");
+                }));
+                for (int i = 0; i < 3; i++) {
+                    long offset = ThreadLocalRandom.current().nextLong(0, 50);
+                    racing.add(threads.submit(() -> {
+                        go.await(30, TimeUnit.SECONDS);
+                        Thread.sleep(offset);
+                        return outcome(() -> sandbox.exec(ExecRequest.of("echo", "ran")), "ran\n");
+                    }));
+                }
+                go.await(30, TimeUnit.SECONDS);
+                Thread.sleep(ThreadLocalRandom.current().nextLong(10, 60));
+                manager.destroy(session);
+                for (int i = 0; i < racing.size(); i++) {
+                    String o = racing.get(i).get(60, TimeUnit.SECONDS);
+                    outcomes.add(o);
+                    if (i == 0) {
+                        assertThat(o).as("the 2 s command, destroyed after at most 60 ms").isIn("KILLED", "NOT_FOUND");
+                    }
+                }
+            }
+            System.out.println("execs racing destroy: " + outcomes);
+            assertThat(outcomes).as("outcomes").allMatch(o -> o.equals("EXITED") || o.equals("KILLED")
+                    || o.equals("NOT_FOUND"));
+            assertThat(outcomes).contains("KILLED");
+        }
+
+        private final ExecutorService threads = Executors.newCachedThreadPool();
+
+        @AfterEach
+        void stopThreads() {
+            threads.shutdownNow();
+        }
+
+        private String outcome(java.util.function.Supplier<ExecResult> exec, String expectedStdout) {
+            try {
+                ExecResult r = exec.get();
+                if (r.termination() == ExecResult.Termination.KILLED) {
+                    return "KILLED";
+                }
+                return r.isSuccess() && r.stdout().equals(expectedStdout) ? "EXITED"
+                        : r + " stdout=" + r.stdout() + " stderr=" + r.stderr();
+            } catch (SandboxNotFoundException e) {
+                return "NOT_FOUND";
+            } catch (RuntimeException e) {
+                return e.toString();
+            }
+        }
+
+        private void sleepUntil(long startNanos, long millis) throws InterruptedException {
+            long left = startNanos + TimeUnit.MILLISECONDS.toNanos(millis) - System.nanoTime();
+            if (left > 0) {
+                TimeUnit.NANOSECONDS.sleep(left);
+            }
         }
     }
 

@@ -761,18 +761,148 @@ public abstract class SandboxDriverTck {
         }
 
         @Test
-        @DisplayName("reports a missing program as exit code 126 or 127, not as an exception")
+        @DisplayName("reports a missing program as exit code 127 and one that cannot run as 126, with a message, not as an exception")
         void missingBinary() {
             requireCapability(DriverCapability.REAL_PROCESSES);
             Sandbox sandbox = acquire();
+            writeFile(sandbox, "data.txt", "not a program");
 
             ExecResult absolute = sandbox.exec("/no/such/program", "arg");
             ExecResult onPath = sandbox.exec("no-such-program-tck");
+            ExecResult notExecutable = sandbox.exec(SandboxSpec.WORKSPACE + "/data.txt");
+            ExecResult directory = sandbox.exec(SandboxSpec.WORKSPACE);
 
-            assertThat(absolute.exitCode()).isIn(126, 127);
-            assertThat(onPath.exitCode()).isIn(126, 127);
+            assertCannotStart(absolute, 127, "/no/such/program");
+            assertCannotStart(onPath, 127, "no-such-program-tck");
+            assertCannotStart(notExecutable, 126, "data.txt");
+            assertCannotStart(directory, 126, SandboxSpec.WORKSPACE);
             assertThat(sandbox.exec("true").isSuccess()).isTrue();
         }
+
+        @Test
+        @DisplayName("a working directory that is missing or that the sandbox user cannot enter gives exit code 126 and runs nothing")
+        void workingDirThatCannotBeEntered() {
+            requireCapability(DriverCapability.REAL_PROCESSES);
+            Sandbox sandbox = acquire();
+            assertSucceeded(sh(sandbox, "mkdir -p locked/inner && touch locked/inner/ran && chmod 000 locked"));
+            try {
+                ExecResult missing = sandbox.exec(ExecRequest.of("touch", "ran").withWorkingDir("no-such-dir"));
+                assertCannotStart(missing, 126, SandboxSpec.WORKSPACE + "/no-such-dir");
+                assertThat(sh(sandbox, "ls").stdout()).doesNotContain("ran");
+
+                assumeTrue(!sh(sandbox, "cd locked 2>/dev/null && echo entered").stdout().contains("entered"),
+                        "the sandbox user can enter a mode 0000 directory (root with CAP_DAC_OVERRIDE)");
+                ExecResult locked = sandbox.exec(ExecRequest.of("pwd").withWorkingDir("locked"));
+                ExecResult below = sandbox.exec(ExecRequest.of("rm", "ran").withWorkingDir("locked/inner"));
+
+                assertCannotStart(locked, 126, SandboxSpec.WORKSPACE + "/locked");
+                assertCannotStart(below, 126, SandboxSpec.WORKSPACE + "/locked/inner");
+            } finally {
+                assertSucceeded(sh(sandbox, "chmod 755 locked"));
+            }
+            assertThat(sh(sandbox, "ls locked/inner").stdout()).as("the command must not have run").contains("ran");
+        }
+
+        @Test
+        @DisplayName("an argument list the kernel refuses (E2BIG) gives exit code 126, as a shell reports it")
+        void argumentListTooLong() {
+            requireCapability(DriverCapability.REAL_PROCESSES);
+            Sandbox sandbox = acquire();
+            // One argument over MAX_ARG_STRLEN (128 KiB), and a total over ARG_MAX (a quarter of the stack
+            // limit: 2 MiB under the usual 8 MiB).
+            String longArgument = "x".repeat(128 * 1024 + 1);
+            List<String> manyArguments = new ArrayList<>(List.of("echo"));
+            String chunk = "y".repeat(64 * 1024);
+            for (int i = 0; i < 48; i++) {
+                manyArguments.add(chunk);
+            }
+
+            ExecResult tooLong = sandbox.exec(ExecRequest.of("echo", longArgument).withTimeout(Duration.ofSeconds(60)));
+            ExecResult tooMany = sandbox.exec(ExecRequest.of(manyArguments).withTimeout(Duration.ofSeconds(60)));
+            ExecResult fits = sandbox.exec(ExecRequest.of("echo", "y".repeat(100 * 1024)).withTimeout(Duration.ofSeconds(60)));
+
+            for (ExecResult r : List.of(tooLong, tooMany)) {
+                assertThat(r.exitCode()).as("result %s, stderr: %s", r, r.stderr()).isEqualTo(126);
+                assertThat(r.stdout()).isEmpty();
+                assertThat(r.stderr()).containsIgnoringCase("argument list too long");
+            }
+            assertThat(fits.exitCode()).as("stderr: %s", fits.stderr()).isZero();
+            assertThat(fits.stdout()).hasSize(100 * 1024 + 1);
+        }
+
+        @Test
+        @DisplayName("execs racing the removal of their sandbox end with their result, KILLED, or 'not found' when they did not start")
+        void execsRacingRemoval() throws Exception {
+            requireCapability(DriverCapability.REAL_PROCESSES);
+            ExecutorService pool = Executors.newCachedThreadPool();
+            try {
+                for (int round = 0; round < 3; round++) {
+                    String id = createDirectly(newSessionId("tck-race"));
+                    String marker = "running-" + round;
+                    Future<ExecResult> running = pool.submit(() -> driver.exec(id,
+                            ExecRequest.shell("echo before; touch " + marker + "; sleep 60")
+                                    .withTimeout(Duration.ofSeconds(90))));
+                    awaitFile(id, marker);
+                    CyclicBarrier go = new CyclicBarrier(5);
+                    List<Future<String>> racing = new ArrayList<>();
+                    for (int i = 0; i < 4; i++) {
+                        long offset = 10L * i;
+                        racing.add(pool.submit(() -> {
+                            go.await(30, TimeUnit.SECONDS);
+                            Thread.sleep(offset);
+                            return raceOutcome(id);
+                        }));
+                    }
+                    go.await(30, TimeUnit.SECONDS);
+                    Thread.sleep(15);
+                    driver.remove(id);
+
+                    ExecResult killed = running.get(60, TimeUnit.SECONDS);
+                    assertThat(killed.termination()).as("result %s, stderr: %s", killed, killed.stderr())
+                            .isEqualTo(ExecResult.Termination.KILLED);
+                    assertThat(killed.stdout()).isEqualTo("before\n");
+                    for (Future<String> f : racing) {
+                        assertThat(f.get(60, TimeUnit.SECONDS)).isIn("EXITED", "KILLED", "NOT_FOUND");
+                    }
+                    assertThatThrownBy(() -> driver.exec(id, ExecRequest.of("true")))
+                            .isInstanceOf(SandboxNotFoundException.class);
+                }
+            } finally {
+                pool.shutdownNow();
+            }
+        }
+
+        private String raceOutcome(String id) {
+            try {
+                ExecResult r = driver.exec(id, ExecRequest.of("echo", "short").withTimeout(Duration.ofSeconds(30)));
+                if (r.termination() == ExecResult.Termination.KILLED) {
+                    return "KILLED";
+                }
+                return r.exitCode() == 0 && r.stdout().equals("short\n") ? "EXITED"
+                        : r + " stdout: " + r.stdout() + " stderr: " + r.stderr();
+            } catch (SandboxNotFoundException e) {
+                return "NOT_FOUND";
+            } catch (RuntimeException e) {
+                return e.toString();
+            }
+        }
+
+        private void awaitFile(String id, String file) {
+            for (int i = 0; i < 300; i++) {
+                if (driver.exec(id, ExecRequest.of("test", "-e", file)).exitCode() == 0) {
+                    return;
+                }
+                sleep(20);
+            }
+            throw new AssertionError(file + " did not appear");
+        }
+    }
+
+    private static void assertCannotStart(ExecResult r, int exitCode, String named) {
+        assertThat(r.exitCode()).as("result %s, stderr: %s", r, r.stderr()).isEqualTo(exitCode);
+        assertThat(r.termination()).isEqualTo(ExecResult.Termination.EXITED);
+        assertThat(r.stdout()).isEmpty();
+        assertThat(r.stderr()).as("the message names %s", named).contains(named);
     }
 
     // ------------------------------------------------------------------ shell sessions
