@@ -348,6 +348,11 @@ final class DockerSandboxDriver implements SandboxDriver {
                     }
                     Thread.sleep(1);
                 }
+                if (!Files.exists(children)) {
+                    // init exited: sleep could not run. The engine may still say "running" for a few
+                    // milliseconds after that (seen under load), so wait for it to notice before asking.
+                    awaitNotRunning(id);
+                }
             } else {
                 Thread.sleep(STARTUP_CHECK_INTERVAL_MILLIS);
             }
@@ -357,6 +362,18 @@ final class DockerSandboxDriver implements SandboxDriver {
             throw new SandboxAcquireException("interrupted while starting a container for " + spec.image(), e);
         }
         requireRunning(id, spec); // init exited (sleep could not run), or a remote engine: ask the engine
+    }
+
+    /** Polls until the engine reports the container stopped, for up to two seconds. */
+    private void awaitNotRunning(String id) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        while (System.nanoTime() < deadline) {
+            InspectContainerResponse.ContainerState state = call(() -> docker.inspectContainerCmd(id).exec()).getState();
+            if (state == null || !Boolean.TRUE.equals(state.getRunning())) {
+                return;
+            }
+            Thread.sleep(5);
+        }
     }
 
     private InspectContainerResponse.ContainerState requireRunning(String id, SandboxSpec spec) {

@@ -254,6 +254,68 @@ class LifecycleRacesOnDockerTest {
         assertThat(containersOf("suicide")).as("containers of the session, in any state").isEmpty();
     }
 
+    @Test
+    @DisplayName("soak: 64 threads over 10 sessions for 60 s with a 2 s TTL never see two containers for one session")
+    void soak() throws Exception {
+        SandboxManager m = manager(Duration.ofSeconds(2), Map.of());
+        AtomicBoolean running = new AtomicBoolean(true);
+        AtomicBoolean sampling = new AtomicBoolean(true);
+        List<String> violations = new CopyOnWriteArrayList<>();
+        Map<String, AtomicInteger> unexpected = new ConcurrentHashMap<>();
+        AtomicInteger calls = new AtomicInteger();
+        Thread sampler = sampler(sampling, violations, 1_000);
+        ExecutorService pool = Executors.newFixedThreadPool(64);
+        List<Future<?>> workers = new ArrayList<>();
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        for (int t = 0; t < 64; t++) {
+            Random random = new Random(t);
+            workers.add(pool.submit(() -> {
+                while (running.get() && System.nanoTime() < end) {
+                    String id = "soak-" + random.nextInt(10);
+                    int op = random.nextInt(100);
+                    try {
+                        if (op < 40) {
+                            m.acquire(id, SPEC).exec(ExecRequest.shell("echo x >> log.txt"));
+                        } else if (op < 60) {
+                            m.exec(id, ExecRequest.of("true"));
+                        } else if (op < 75) {
+                            m.keepAlive(id);
+                        } else if (op < 90) {
+                            m.release(id);
+                            Thread.sleep(random.nextInt(2500)); // let idle reaping happen
+                        } else {
+                            m.destroy(id);
+                        }
+                        calls.incrementAndGet();
+                    } catch (SandboxNotFoundException expected) {
+                        calls.incrementAndGet(); // exec/keepAlive of a destroyed or never-created session
+                    } catch (SandboxException e) {
+                        if (!e.isRetryable()) {
+                            unexpected.computeIfAbsent(e.toString(), k -> new AtomicInteger()).incrementAndGet();
+                        }
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            }));
+        }
+        try {
+            for (Future<?> w : workers) {
+                w.get(120, TimeUnit.SECONDS);
+            }
+        } finally {
+            running.set(false);
+            sampling.set(false);
+            sampler.join(10_000);
+            pool.shutdownNow();
+        }
+        assertThat(violations).as("samples with two containers for one session").isEmpty();
+        assertThat(unexpected).as("non-retryable failures").isEmpty();
+        assertThat(calls.get()).isGreaterThan(500);
+        m.close();
+        assertThat(containersBySession()).as("containers left after close").isEmpty();
+    }
+
     /** Samples the fleet's containers every {@code pauseMillis} (0: back to back); a session seen twice is a violation. */
     private Thread sampler(AtomicBoolean sampling, List<String> violations, long pauseMillis) {
         Thread t = new Thread(() -> {
