@@ -1,0 +1,436 @@
+package dev.sandboxkit.tools;
+
+import dev.sandboxkit.Sandbox;
+import dev.sandboxkit.SandboxConfigurationException;
+import dev.sandboxkit.SandboxException;
+import dev.sandboxkit.SandboxManager;
+import dev.sandboxkit.SandboxNotFoundException;
+import dev.sandboxkit.SandboxSpec;
+import dev.sandboxkit.tools.internal.Toolbox;
+import dev.sandboxkit.tools.internal.ToolSettings;
+
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The tools a model gets to work in a sandbox: {@code run_command}, {@code read_file}, {@code write_file},
+ * {@code edit_file}, {@code list_files} and {@code search_files}, each with a description and a JSON schema
+ * written for a model, and results rendered for one. Framework adapters (LangChain4j, MCP, Spring AI) expose
+ * this one set; it holds no framework types.
+ *
+ * <p>Every call names a <em>conversation</em>: the {@link SessionResolver} maps it to a session of the
+ * manager, which is created on its first call, reused while it lives, and resumed on the same workdir after an
+ * idle reap, so the conversation's files persist and the model never notices. File tools go through the
+ * manager's escape-proof files API ({@link dev.sandboxkit.SandboxFiles}), never through the shell.
+ *
+ * <p><b>Failures.</b> What the model can fix (a bad path, a missing file, an {@code edit_file} string that is
+ * not unique, invalid arguments, an unknown tool) comes back as a {@link ToolResult} marked
+ * {@linkplain ToolResult#error() error}. A non-zero exit code or a timeout is an ordinary result. What only an
+ * operator can fix is thrown as the library's typed exceptions: {@link dev.sandboxkit.SandboxUnavailableException}
+ * (engine down, retryable), {@link dev.sandboxkit.SessionStoreException}, {@link dev.sandboxkit.SandboxAcquireException}
+ * (image missing, session held by another manager), and {@link dev.sandboxkit.SandboxFileException} with reason
+ * {@code UNSUPPORTED} or {@code IO_ERROR}.
+ *
+ * <pre>{@code
+ * SandboxTools tools = SandboxTools.builder(manager).spec(spec).build();
+ * tools.definitions();                                        // names, descriptions, JSON schemas
+ * tools.execute("chat-42", "run_command", "{\"command\":\"ls\"}").text();
+ * tools.instructions();                                       // for the system prompt
+ * }</pre>
+ *
+ * <p>Immutable and thread-safe: calls for one conversation or many may run at once, on the callers' threads.
+ */
+public final class SandboxTools {
+    private final ToolSettings settings;
+    private final Toolbox toolbox;
+
+    private SandboxTools(ToolSettings settings) {
+        this.settings = settings;
+        this.toolbox = new Toolbox(settings);
+    }
+
+    /**
+     * Starts a tool set on a manager. The manager is not closed by the tool set.
+     *
+     * @param manager where the conversations' sandboxes live
+     * @return a builder
+     */
+    public static Builder builder(SandboxManager manager) {
+        return new Builder(manager);
+    }
+
+    /**
+     * The tools this set offers, in {@link SandboxTool} order.
+     *
+     * @return their definitions
+     */
+    public List<ToolDefinition> definitions() {
+        return toolbox.definitions();
+    }
+
+    /**
+     * The definition of one offered tool.
+     *
+     * @param toolName for example {@code read_file}
+     * @return its definition, or empty if this set does not offer it
+     */
+    public Optional<ToolDefinition> definition(String toolName) {
+        return definitions().stream().filter(d -> d.name().equals(toolName)).findFirst();
+    }
+
+    /**
+     * Runs one tool call, with its arguments as the model sent them: a JSON object.
+     *
+     * @param conversationId the conversation; mapped to a session by the resolver
+     * @param toolName       the tool the model called
+     * @param argumentsJson  the arguments; {@code null} or blank for none
+     * @return the answer for the model; malformed JSON, unknown tools and invalid arguments are error results
+     * @throws SandboxException for failures only an operator can fix (see the class description)
+     */
+    public ToolResult execute(Object conversationId, String toolName, String argumentsJson) {
+        return toolbox.call(sessionId(conversationId), Objects.requireNonNull(toolName, "toolName"), argumentsJson);
+    }
+
+    /**
+     * Runs one tool call whose arguments a framework has already parsed (MCP does).
+     *
+     * @param conversationId the conversation
+     * @param toolName       the tool the model called
+     * @param arguments      the arguments: strings, numbers and booleans by name
+     * @return the answer for the model
+     * @throws SandboxException for failures only an operator can fix (see the class description)
+     */
+    public ToolResult execute(Object conversationId, String toolName, Map<String, ?> arguments) {
+        return toolbox.call(sessionId(conversationId), Objects.requireNonNull(toolName, "toolName"),
+                Map.copyOf(Objects.requireNonNull(arguments, "arguments")));
+    }
+
+    /**
+     * The session that holds a conversation's sandbox.
+     *
+     * @param conversationId the conversation
+     * @return its session id
+     */
+    public String sessionId(Object conversationId) {
+        return settings.resolver().sessionId(Objects.requireNonNull(conversationId, "conversationId"));
+    }
+
+    /**
+     * A conversation's sandbox, for the application: acquired (created, reused or resumed) with this set's
+     * spec. Put input files in through {@link Sandbox#files()}, take results out the same way.
+     *
+     * @param conversationId the conversation
+     * @return the sandbox
+     * @throws SandboxException as {@link SandboxManager#acquire} does
+     */
+    public Sandbox sandbox(Object conversationId) {
+        return settings.manager().acquire(sessionId(conversationId), settings.spec());
+    }
+
+    /**
+     * Ends a conversation's use of its sandbox ({@link SandboxManager#release}): a persistent one stays until the
+     * idle TTL and its workdir is kept; an ephemeral one is purged now. A conversation that never called a tool
+     * is fine.
+     *
+     * @param conversationId the conversation
+     * @throws SandboxException as {@link SandboxManager#release} does, except for a session that does not exist
+     */
+    public void release(Object conversationId) {
+        try {
+            settings.manager().release(sessionId(conversationId));
+        } catch (SandboxNotFoundException e) {
+            // never used, or already gone: nothing to release
+        }
+    }
+
+    /**
+     * Text for the model's system prompt: how the sandbox behaves (only {@value SandboxSpec#WORKSPACE}
+     * persists, idle restarts, each command in a fresh shell, network and lifetime limits) and how to use
+     * these tools.
+     *
+     * @return plain text, a few lines
+     */
+    public String instructions() {
+        StringBuilder b = new StringBuilder(settings.manager().modelInstructions(settings.spec()));
+        b.append("- Tools: ").append(String.join(", ", definitions().stream().map(ToolDefinition::name).toList()))
+                .append(". File tools take paths relative to ").append(SandboxSpec.WORKSPACE)
+                .append(" and never follow symbolic links.\n");
+        if (settings.readOnly()) {
+            b.append("- The workspace is read-only for you: you can read, list and search files, but not change "
+                    + "them or run commands.\n");
+        }
+        return b.toString();
+    }
+
+    /**
+     * The manager the sandboxes live in.
+     *
+     * @return the manager
+     */
+    public SandboxManager manager() {
+        return settings.manager();
+    }
+
+    /**
+     * The spec every conversation's sandbox runs.
+     *
+     * @return the spec
+     */
+    public SandboxSpec spec() {
+        return settings.spec();
+    }
+
+    /**
+     * Whether the set was built read-only (no {@code run_command}, {@code write_file} or {@code edit_file}).
+     *
+     * @return {@code true} if read-only
+     */
+    public boolean readOnly() {
+        return settings.readOnly();
+    }
+
+    /**
+     * Builds a {@link SandboxTools}. Each option may be set once; {@link #spec(SandboxSpec)} is required.
+     */
+    public static final class Builder {
+        /** Default {@link #outputLimit(int)}: 20,000 bytes of each stream. */
+        public static final int DEFAULT_OUTPUT_LIMIT = 20_000;
+        /** Default {@link #readLimit(int)}: 100,000 bytes per read. */
+        public static final int DEFAULT_READ_LIMIT = 100_000;
+        /** Default {@link #writeLimit(long)}: 10 MB per write or edit. */
+        public static final long DEFAULT_WRITE_LIMIT = 10_000_000;
+        /** Default {@link #defaultTimeout(Duration)}: 2 minutes. */
+        public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(2);
+        /** Default {@link #maxTimeout(Duration)}: 10 minutes. */
+        public static final Duration DEFAULT_MAX_TIMEOUT = Duration.ofMinutes(10);
+        /** Default {@link #listLimit(int)}: 500 entries. */
+        public static final int DEFAULT_LIST_LIMIT = 500;
+        /** Default {@link #searchLimit(int)}: 500 matches. */
+        public static final int DEFAULT_SEARCH_LIMIT = 500;
+
+        private final SandboxManager manager;
+        private SandboxSpec spec;
+        private SessionResolver resolver;
+        private Set<SandboxTool> tools;
+        private boolean readOnly;
+        private Integer outputLimit;
+        private Integer readLimit;
+        private Long writeLimit;
+        private Duration defaultTimeout;
+        private Duration maxTimeout;
+        private Integer listLimit;
+        private Integer searchLimit;
+
+        private Builder(SandboxManager manager) {
+            this.manager = Objects.requireNonNull(manager, "manager");
+        }
+
+        /**
+         * The spec every conversation's sandbox is acquired with. Required.
+         *
+         * @param spec the spec
+         * @return this builder
+         */
+        public Builder spec(SandboxSpec spec) {
+            requireUnset(this.spec == null, "spec");
+            this.spec = Objects.requireNonNull(spec, "spec");
+            return this;
+        }
+
+        /**
+         * How conversation ids become session ids. Default: {@link SessionResolver#prefixed(String)} with
+         * {@code "conv-"}.
+         *
+         * @param resolver the resolver
+         * @return this builder
+         */
+        public Builder resolver(SessionResolver resolver) {
+            requireUnset(this.resolver == null, "resolver");
+            this.resolver = Objects.requireNonNull(resolver, "resolver");
+            return this;
+        }
+
+        /**
+         * Offers only these tools (an allow-list). Default: all of them.
+         *
+         * @param allowed the tools to offer, at least one
+         * @return this builder
+         */
+        public Builder tools(SandboxTool... allowed) {
+            requireUnset(this.tools == null, "tools");
+            if (allowed.length == 0) {
+                throw new IllegalArgumentException("tools: give at least one tool");
+            }
+            this.tools = EnumSet.copyOf(Arrays.asList(allowed));
+            return this;
+        }
+
+        /**
+         * Offers only the tools that cannot change the workspace: {@code read_file}, {@code list_files} and
+         * {@code search_files}. Combined with {@link #tools(SandboxTool...)}, the allow-list may name only those.
+         *
+         * @return this builder
+         */
+        public Builder readOnly() {
+            requireUnset(!readOnly, "readOnly");
+            this.readOnly = true;
+            return this;
+        }
+
+        /**
+         * How much of each output stream of {@code run_command} the model sees: half from the start, half from
+         * the end, with a line saying how much was cut between. Default {@value #DEFAULT_OUTPUT_LIMIT}.
+         *
+         * @param bytes at least 256
+         * @return this builder
+         */
+        public Builder outputLimit(int bytes) {
+            requireUnset(outputLimit == null, "outputLimit");
+            this.outputLimit = atLeast(bytes, 256, "outputLimit");
+            return this;
+        }
+
+        /**
+         * The most one {@code read_file} call returns. Default {@value #DEFAULT_READ_LIMIT}.
+         *
+         * @param bytes at least 256
+         * @return this builder
+         */
+        public Builder readLimit(int bytes) {
+            requireUnset(readLimit == null, "readLimit");
+            this.readLimit = atLeast(bytes, 256, "readLimit");
+            return this;
+        }
+
+        /**
+         * The largest file {@code write_file} writes and {@code edit_file} edits. Default 10 MB. The manager's
+         * {@linkplain SandboxManager.Builder#fileLimits(long, int) file limits} apply too.
+         *
+         * @param bytes at least 1
+         * @return this builder
+         */
+        public Builder writeLimit(long bytes) {
+            requireUnset(writeLimit == null, "writeLimit");
+            if (bytes < 1) {
+                throw new IllegalArgumentException("writeLimit must be at least 1, got " + bytes);
+            }
+            this.writeLimit = bytes;
+            return this;
+        }
+
+        /**
+         * The timeout of {@code run_command} when the model gives none. Default 2 minutes.
+         *
+         * @param timeout whole seconds, at least 1
+         * @return this builder
+         */
+        public Builder defaultTimeout(Duration timeout) {
+            requireUnset(defaultTimeout == null, "defaultTimeout");
+            this.defaultTimeout = seconds(timeout, "defaultTimeout");
+            return this;
+        }
+
+        /**
+         * The longest timeout the model may ask {@code run_command} for; longer requests are capped (and the
+         * model is told). Default 10 minutes.
+         *
+         * @param timeout whole seconds, at least 1
+         * @return this builder
+         */
+        public Builder maxTimeout(Duration timeout) {
+            requireUnset(maxTimeout == null, "maxTimeout");
+            this.maxTimeout = seconds(timeout, "maxTimeout");
+            return this;
+        }
+
+        /**
+         * The most entries one {@code list_files} call shows. Default {@value #DEFAULT_LIST_LIMIT}.
+         *
+         * @param entries at least 1
+         * @return this builder
+         */
+        public Builder listLimit(int entries) {
+            requireUnset(listLimit == null, "listLimit");
+            this.listLimit = atLeast(entries, 1, "listLimit");
+            return this;
+        }
+
+        /**
+         * The most matches one {@code search_files} call may return. Default {@value #DEFAULT_SEARCH_LIMIT}.
+         *
+         * @param matches at least 1
+         * @return this builder
+         */
+        public Builder searchLimit(int matches) {
+            requireUnset(searchLimit == null, "searchLimit");
+            this.searchLimit = atLeast(matches, 1, "searchLimit");
+            return this;
+        }
+
+        /**
+         * Builds the tool set.
+         *
+         * @return the immutable tool set
+         * @throws SandboxConfigurationException if no spec was set, a read-only set's allow-list names a tool
+         *                                       that changes the workspace, or the default timeout exceeds the
+         *                                       maximum
+         */
+        public SandboxTools build() {
+            if (spec == null) {
+                throw new SandboxConfigurationException("SandboxTools: spec(...) is required");
+            }
+            Set<SandboxTool> offered = tools == null ? EnumSet.allOf(SandboxTool.class) : EnumSet.copyOf(tools);
+            if (readOnly) {
+                if (tools != null) {
+                    for (SandboxTool t : tools) {
+                        if (t.changesWorkspace()) {
+                            throw new SandboxConfigurationException("SandboxTools: a read-only tool set cannot offer "
+                                    + t.toolName());
+                        }
+                    }
+                }
+                offered.removeIf(SandboxTool::changesWorkspace);
+            }
+            Duration max = maxTimeout == null ? DEFAULT_MAX_TIMEOUT : maxTimeout;
+            Duration dflt = defaultTimeout == null ? (DEFAULT_TIMEOUT.compareTo(max) <= 0 ? DEFAULT_TIMEOUT : max)
+                    : defaultTimeout;
+            if (dflt.compareTo(max) > 0) {
+                throw new SandboxConfigurationException("SandboxTools: defaultTimeout " + dflt + " exceeds maxTimeout " + max);
+            }
+            return new SandboxTools(new ToolSettings(manager, spec,
+                    resolver == null ? SessionResolver.prefixed("conv-") : resolver, offered, readOnly,
+                    outputLimit == null ? DEFAULT_OUTPUT_LIMIT : outputLimit,
+                    readLimit == null ? DEFAULT_READ_LIMIT : readLimit,
+                    writeLimit == null ? DEFAULT_WRITE_LIMIT : writeLimit, dflt, max,
+                    listLimit == null ? DEFAULT_LIST_LIMIT : listLimit,
+                    searchLimit == null ? DEFAULT_SEARCH_LIMIT : searchLimit));
+        }
+
+        private static void requireUnset(boolean unset, String option) {
+            if (!unset) {
+                throw new IllegalStateException(option + " was already set");
+            }
+        }
+
+        private static int atLeast(int value, int min, String name) {
+            if (value < min) {
+                throw new IllegalArgumentException(name + " must be at least " + min + ", got " + value);
+            }
+            return value;
+        }
+
+        private static Duration seconds(Duration d, String name) {
+            Objects.requireNonNull(d, name);
+            if (d.toSeconds() < 1 || d.toNanosPart() != 0) {
+                throw new IllegalArgumentException(name + " must be whole seconds, at least 1, got " + d);
+            }
+            return d;
+        }
+    }
+}
