@@ -9,6 +9,7 @@ import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.ShellSession;
 import dev.sandboxkit.WarmPool;
+import dev.sandboxkit.tools.SandboxTools;
 import dev.sandboxkit.testkit.FakeDriver;
 
 import java.lang.management.ManagementFactory;
@@ -78,6 +79,9 @@ public final class BenchmarkMain {
             }
             if (run.test("B6")) {
                 bench.memory();
+            }
+            if (run.test("B7")) {
+                bench.toolCall();
             }
         }
         bench.report.machineAfter(Machine.loadAverage());
@@ -174,6 +178,40 @@ public final class BenchmarkMain {
                         Report.goal("default path / raw API", lib, api, 0.10),
                         Report.goal("plain path / raw API", libPlain, api, 1.10),
                         Report.goal("plain path / CLI", libPlain, cli, 0.70)));
+    }
+
+    // B7: what the agent tool set adds to a command: argument parsing, session resolution, acquire, the
+    // head/tail capture and rendering, against the same shell command through the library.
+    private void toolCall() throws Exception {
+        Samples lib = new Samples("library exec `ExecRequest.shell(\"true\")`");
+        Samples tool = new Samples("`run_command` tool call `{\"command\":\"true\"}`");
+        try (SandboxManager m = docker().build()) {
+            SandboxTools tools = SandboxTools.builder(m).spec(SPEC).build();
+            Sandbox sandbox = tools.sandbox("b7");
+            String args = "{\"command\":\"true\"}";
+            for (int i = 0; i < 50; i++) { // warm-up: JIT and the channel
+                check(sandbox.exec(ExecRequest.shell("true")).exitCode());
+                tools.execute("b7", "run_command", args);
+            }
+            for (int i = 0; i < n(400); i++) { // alternate which goes first, so neither always follows the other
+                ThrowingRunnable a = () -> lib.add(time(() -> check(sandbox.exec(ExecRequest.shell("true")).exitCode())));
+                ThrowingRunnable b = () -> tool.add(time(() -> {
+                    if (!tools.execute("b7", "run_command", args).text().startsWith("Exit code: 0")) {
+                        throw new IllegalStateException("run_command failed");
+                    }
+                }));
+                if (i % 2 == 0) {
+                    a.run();
+                    b.run();
+                } else {
+                    b.run();
+                    a.run();
+                }
+            }
+        }
+        report.section("B7 agent tool call overhead", "A `run_command` tool call adds ≤ 1 ms at p50 to the library exec "
+                + "of the same command.", List.of(lib, tool),
+                List.of(Report.overhead("tool call p50 − library exec p50", tool, lib, 1.0)));
     }
 
     // B2: cold acquire through the library vs raw create + start.

@@ -28,6 +28,12 @@ final class Report {
         return new Goal(name, a.count() == 0 || b.count() == 0 ? Double.NaN : a.p50Millis() / b.p50Millis(), limit, true);
     }
 
+    /** How many milliseconds {@code a}'s p50 exceeds {@code b}'s. */
+    static Goal overhead(String name, Samples a, Samples b, double limitMillis) {
+        return new Goal(name, a.count() == 0 || b.count() == 0 ? Double.NaN : a.p50Millis() - b.p50Millis(),
+                limitMillis, false);
+    }
+
     static Goal absolute(String name, Samples a, double limitMillis) {
         return new Goal(name, a.p50Millis(), limitMillis, false);
     }
