@@ -11,7 +11,9 @@ import dev.sandboxkit.tools.internal.ToolSettings;
 
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.EnumSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -102,13 +104,15 @@ public final class SandboxTools {
      *
      * @param conversationId the conversation
      * @param toolName       the tool the model called
-     * @param arguments      the arguments: strings, numbers and booleans by name
+     * @param arguments      the arguments: strings, numbers and booleans by name; a {@code null} value is an
+     *                       argument left out
      * @return the answer for the model
      * @throws SandboxException for failures only an operator can fix (see the class description)
      */
     public ToolResult execute(Object conversationId, String toolName, Map<String, ?> arguments) {
+        // Not Map.copyOf: a JSON null (an optional argument left out) arrives as a null value.
         return toolbox.call(sessionId(conversationId), Objects.requireNonNull(toolName, "toolName"),
-                Map.copyOf(Objects.requireNonNull(arguments, "arguments")));
+                Collections.unmodifiableMap(new LinkedHashMap<>(Objects.requireNonNull(arguments, "arguments"))));
     }
 
     /**

@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -168,7 +169,11 @@ class SandboxToolsTest {
         // Harmless slips are forgiven: null for an optional argument, numbers and booleans as strings.
         ToolResult ok = t.execute("c", "run_command", "{\"command\":\"true\",\"timeout_seconds\":\"30\",\"workdir\":null}");
         assertThat(ok.error()).as(ok.text()).isFalse();
-        assertThat(driver.execs()).hasSize(1);
+        Map<String, Object> parsed = new HashMap<>(); // as MCP hands them over: null = left out
+        parsed.put("command", "true");
+        parsed.put("workdir", null);
+        assertThat(t.execute("c", "run_command", parsed).error()).isFalse();
+        assertThat(driver.execs()).hasSize(2);
         assertThat(driver.execs().get(0).request().timeout()).isEqualTo(Duration.ofSeconds(30));
     }
 

@@ -8,9 +8,11 @@ import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.tools.ToolResult;
 
 import java.io.BufferedReader;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
+import java.io.SequenceInputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
@@ -137,7 +139,7 @@ final class SearchTool {
                 }
                 filesSearched++;
                 scanned += e.size();
-                InputStream all = new java.io.SequenceInputStream(new java.io.ByteArrayInputStream(head), in);
+                InputStream all = new SequenceInputStream(new ByteArrayInputStream(head), in);
                 BufferedReader r = new BufferedReader(new InputStreamReader(all, StandardCharsets.UTF_8.newDecoder()
                         .onMalformedInput(CodingErrorAction.REPLACE).onUnmappableCharacter(CodingErrorAction.REPLACE)));
                 String line;
