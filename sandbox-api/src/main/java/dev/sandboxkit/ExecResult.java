@@ -46,16 +46,6 @@ public record ExecResult(
     }
 
     /**
-     * Returns a copy with another termination, used when the lifecycle engine knows why a process died.
-     *
-     * @param why the termination
-     * @return the new result
-     */
-    public ExecResult withTermination(Termination why) {
-        return new ExecResult(exitCode, stdoutBytes, stderrBytes, stdoutTruncated, stderrTruncated, why, duration);
-    }
-
-    /**
      * Captured stdout, copied.
      *
      * @return bytes

@@ -1,6 +1,5 @@
 package dev.sandboxkit;
 
-import dev.sandboxkit.internal.LifecycleEngine;
 import dev.sandboxkit.internal.ManagerSettings;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SessionStore;
@@ -156,16 +155,11 @@ public interface SandboxManager extends AutoCloseable {
     ManagerStats stats();
 
     /**
-     * A ready-made text for an agent's system prompt that tells the model how this sandbox behaves: which
-     * directory persists, what is lost after idle time, that each command runs in a fresh shell, the
-     * network and lifetime limits of the spec, and that results are collected from the workdir as regular files.
-     * The text never mentions {@link #files(String)}: that API belongs to the application, the model cannot
-     * call it and only sees its effects as files appearing in, or being read from, the workdir.
+     * How long a sandbox may stay idle before it is reaped ({@link Builder#idleTimeout(Duration)}).
      *
-     * @param spec the spec the agent's sandbox uses
-     * @return plain text, a few lines
+     * @return the idle TTL
      */
-    String modelInstructions(SandboxSpec spec);
+    Duration idleTimeout();
 
     /**
      * This manager's instance id, written as the owner label on every container it creates.
@@ -435,9 +429,9 @@ public interface SandboxManager extends AutoCloseable {
          * @throws SandboxUnavailableException   if the backend cannot be reached
          */
         public SandboxManager build() {
-            return LifecycleEngine.start(new ManagerSettings(driverName, driver, workspaceRoot, idleTimeout,
+            return new ManagerSettings(driverName, driver, workspaceRoot, idleTimeout,
                     reaperInterval, leaseDuration, store, clock, scheduler, instanceId, driverProperties, listener,
-                    List.copyOf(warmPools.values()), reconcileInterval, fleet, fileLimits));
+                    List.copyOf(warmPools.values()), reconcileInterval, fleet, fileLimits).start();
         }
 
         private static void requireUnset(boolean unset, String option) {

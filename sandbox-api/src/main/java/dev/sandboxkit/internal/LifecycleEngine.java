@@ -71,7 +71,7 @@ import java.util.function.BiFunction;
  * entry leaves the map only once the destroy is over, so create, resume, reap and destroy of one session are
  * linearizable within a manager; across managers the store's compare-and-set orders them.
  */
-public final class LifecycleEngine implements SandboxManager {
+final class LifecycleEngine implements SandboxManager {
     static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofMinutes(30);
     static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
     static final Duration DEFAULT_RECONCILE = Duration.ofSeconds(60);
@@ -118,7 +118,7 @@ public final class LifecycleEngine implements SandboxManager {
         this.fleetExplicit = s.fleet() != null;
         this.fileLimits = s.fileLimits() != null ? s.fileLimits() : FileLimits.DEFAULT;
         this.ownsStore = s.store() == null;
-        this.store = ownsStore ? new InMemorySessionStore() : s.store();
+        this.store = ownsStore ? SessionStore.inMemory() : s.store();
         Duration idle = s.idleTimeout() != null ? s.idleTimeout() : DEFAULT_IDLE_TIMEOUT;
         this.idleMillis = idle.toMillis();
         this.leaseMillis = (s.leaseDuration() != null ? s.leaseDuration() : DEFAULT_LEASE).toMillis();
@@ -146,7 +146,7 @@ public final class LifecycleEngine implements SandboxManager {
      * @param s the builder's choices
      * @return the running manager
      */
-    public static SandboxManager start(ManagerSettings s) {
+    static SandboxManager start(ManagerSettings s) {
         Clock clock = s.clock() != null ? s.clock() : Clock.systemUTC();
         String instanceId = s.instanceId() != null ? SessionIds.requireValidInstanceId(s.instanceId())
                 : "m-" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
@@ -545,7 +545,8 @@ public final class LifecycleEngine implements SandboxManager {
     private static ExecResult classify(SessionEntry e, String sandboxId, ExecResult result) {
         if (result.termination() != ExecResult.Termination.EXITED && result.termination() != ExecResult.Termination.TIMED_OUT
                 && sandboxId.equals(e.lifetimeKilled)) {
-            return result.withTermination(ExecResult.Termination.LIFETIME_EXCEEDED);
+            return new ExecResult(result.exitCode(), result.stdoutBytes(), result.stderrBytes(), result.stdoutTruncated(),
+                    result.stderrTruncated(), ExecResult.Termination.LIFETIME_EXCEEDED, result.duration());
         }
         return result;
     }
@@ -973,8 +974,8 @@ public final class LifecycleEngine implements SandboxManager {
     }
 
     @Override
-    public String modelInstructions(SandboxSpec spec) {
-        return ModelInstructions.render(Objects.requireNonNull(spec, "spec"), Duration.ofMillis(idleMillis));
+    public Duration idleTimeout() {
+        return Duration.ofMillis(idleMillis);
     }
 
     @Override

@@ -2,6 +2,7 @@ package dev.sandboxkit.internal;
 
 import dev.sandboxkit.FileLimits;
 import dev.sandboxkit.SandboxListener;
+import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.WarmPool;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SessionStore;
@@ -14,7 +15,9 @@ import java.util.Map;
 import java.util.concurrent.ScheduledExecutorService;
 
 /**
- * The builder's choices, unresolved: {@code null} means "use the default". Internal.
+ * The builder's choices, unresolved: {@code null} means "use the default". The one public type of this package,
+ * so that {@link dev.sandboxkit.SandboxManager.Builder} can hand its choices to the engine; not an API (the
+ * package is not exported).
  */
 public record ManagerSettings(
         String driverName,
@@ -38,5 +41,14 @@ public record ManagerSettings(
     public ManagerSettings {
         driverProperties = Map.copyOf(driverProperties);
         warmPools = List.copyOf(warmPools);
+    }
+
+    /**
+     * Resolves the defaults and starts a manager on these settings.
+     *
+     * @return the running manager
+     */
+    public SandboxManager start() {
+        return LifecycleEngine.start(this);
     }
 }

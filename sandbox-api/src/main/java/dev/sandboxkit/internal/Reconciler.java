@@ -29,7 +29,8 @@ import java.util.Set;
  */
 final class Reconciler {
     private static final Logger log = LoggerFactory.getLogger(Reconciler.class);
-    private static final int MAX_RECORDS = 100_000;
+    /** Records per store query; a pass reads every page, so the page size bounds only each query. */
+    static final int PAGE_SIZE = 500;
     /**
      * A container whose owner this store has never heard of (no presence record) is swept only in a fleet the
      * user named, and only once it is this old: that is how a crashed predecessor that used an in-memory store
@@ -53,7 +54,9 @@ final class Reconciler {
         finishDestroys(now, false);
         // Records first, containers second: a record ACTIVE before the listing has its container in it
         // unless that container was really removed (and then the compare-and-set below settles it).
-        List<SessionRecord> active = engine.store.findByState(SessionState.ACTIVE, MAX_RECORDS);
+        // Only what the comparison needs is kept per record; the rare record acted on is read again.
+        Map<String, ActiveRecord> active = new HashMap<>();
+        forEachInState(SessionState.ACTIVE, r -> active.put(r.sessionId(), new ActiveRecord(r.sandboxId(), r.version())));
         List<SandboxDescriptor> containers = engine.driver.list(Map.of(SandboxLabels.MANAGED, "true",
                 SandboxLabels.FLEET, engine.fleet));
         Set<String> held = new HashSet<>();
@@ -83,12 +86,31 @@ final class Reconciler {
         }
         Set<String> present = new HashSet<>();
         containers.forEach(c -> present.add(c.id()));
-        for (SessionRecord rec : active) {
-            if (rec.sandboxId() == null || !present.contains(rec.sandboxId())) {
-                suspendIfContainerGone(rec, now, liveOwners);
+        for (Map.Entry<String, ActiveRecord> a : active.entrySet()) {
+            if (a.getValue().sandboxId() == null || !present.contains(a.getValue().sandboxId())) {
+                // Only if it is still the record seen before the listing: a newer one may have a newer container.
+                engine.store.find(a.getKey()).filter(r -> r.version() == a.getValue().version())
+                        .ifPresent(r -> suspendIfContainerGone(r, now, liveOwners));
             }
         }
         return removed;
+    }
+
+    /** What a pass keeps of an ACTIVE record read before the container listing. */
+    private record ActiveRecord(String sandboxId, long version) {
+    }
+
+    /** Calls {@code action} for every record in {@code state}, a store page at a time. */
+    private void forEachInState(SessionState state, java.util.function.Consumer<SessionRecord> action) {
+        String after = null;
+        while (true) {
+            List<SessionRecord> page = engine.store.findByState(state, after, PAGE_SIZE);
+            page.forEach(action);
+            if (page.size() < PAGE_SIZE) {
+                return;
+            }
+            after = page.get(page.size() - 1).sessionId();
+        }
     }
 
     /**
@@ -97,7 +119,9 @@ final class Reconciler {
      */
     private void finishDestroys(Instant now, boolean onlyOurs) {
         Map<String, Boolean> liveOwners = new HashMap<>();
-        for (SessionRecord rec : engine.store.findByState(SessionState.DESTROYING, MAX_RECORDS)) {
+        List<SessionRecord> destroying = new java.util.ArrayList<>();
+        forEachInState(SessionState.DESTROYING, destroying::add);
+        for (SessionRecord rec : destroying) {
             boolean ours = engine.instanceId.equals(rec.owner());
             if ((onlyOurs && !ours) || (!ours && rec.owner() != null && !rec.leaseExpired(now)
                     && isLive(rec.owner(), now, liveOwners))) {
@@ -148,8 +172,10 @@ final class Reconciler {
         String owner = c.owner();
         String sessionId = c.sessionId();
         if (engine.instanceId.equals(owner)) {
+            // Looked at now, not from the snapshot taken after the listing: a start that finished since then
+            // holds the container, and one still running holds the session's lock.
             SessionEntry e = sessionId == null ? null : engine.sessions.get(sessionId);
-            if ((e != null && e.lifecycle.isLocked())
+            if ((e != null && (e.lifecycle.isLocked() || c.id().equals(e.sandboxId())))
                     || (c.labels().containsKey(SandboxLabels.POOL) && engine.pools.values().stream().anyMatch(PoolManager::isStarting))) {
                 return null; // being started right now
             }

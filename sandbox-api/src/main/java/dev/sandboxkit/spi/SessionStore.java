@@ -1,6 +1,6 @@
 package dev.sandboxkit.spi;
 
-import dev.sandboxkit.internal.InMemorySessionStore;
+import dev.sandboxkit.SessionState;
 
 import java.time.Instant;
 import java.util.List;
@@ -66,31 +66,19 @@ public interface SessionStore extends AutoCloseable {
     boolean delete(String sessionId, long expectedVersion);
 
     /**
-     * Sessions in {@link dev.sandboxkit.SessionState#ACTIVE} whose last activity is before {@code cutoff}.
+     * One page of the sessions in a state, in session-id order: the first {@code limit} whose id sorts after
+     * {@code afterSessionId} ({@code null} for the first page). The engine walks every page, passing the last id
+     * of one page to ask for the next, and stops at a page shorter than {@code limit}: a store must order by
+     * session id (any fixed total order of its own, such as the database collation, used for both the ordering
+     * and the comparison) and return fewer than {@code limit} records only when no more match. The reconcile
+     * pass reads the ACTIVE sessions this way, the janitor the DESTROYING ones.
      *
-     * @param cutoff exclusive upper bound on last activity
-     * @param limit  maximum number of results
-     * @return matching records, oldest activity first
+     * @param state          the state
+     * @param afterSessionId the last id of the previous page, exclusive; {@code null} to start
+     * @param limit          the page size, at least 1
+     * @return the page, ordered by session id
      */
-    List<SessionRecord> findIdleBefore(Instant cutoff, int limit);
-
-    /**
-     * Sessions in a state, oldest last-activity first. The janitor uses it to find destroys that are not
-     * finished ({@link dev.sandboxkit.SessionState#DESTROYING}) and sessions whose container may be gone.
-     *
-     * @param state the state
-     * @param limit maximum number of results
-     * @return matching records, oldest activity first (ties by session id)
-     */
-    List<SessionRecord> findByState(dev.sandboxkit.SessionState state, int limit);
-
-    /**
-     * Sessions owned by a manager.
-     *
-     * @param owner the manager's instance id
-     * @return its sessions
-     */
-    List<SessionRecord> findByOwner(String owner);
+    List<SessionRecord> findByState(SessionState state, String afterSessionId, int limit);
 
     /**
      * Renews the owner's lease on every session it owns, and moves last-activity forward for the given

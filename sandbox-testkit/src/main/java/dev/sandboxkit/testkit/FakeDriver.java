@@ -273,7 +273,8 @@ public final class FakeDriver implements SandboxDriver {
             scripted = result(0, "", "");
         }
         if (!sandboxes.containsKey(sandboxId)) {
-            scripted = scripted.withTermination(ExecResult.Termination.KILLED);
+            scripted = new ExecResult(scripted.exitCode(), scripted.stdoutBytes(), scripted.stderrBytes(),
+                    scripted.stdoutTruncated(), scripted.stderrTruncated(), ExecResult.Termination.KILLED, scripted.duration());
         }
         return deliver(request, scripted, Duration.ofNanos(System.nanoTime() - start));
     }

@@ -9,6 +9,7 @@ import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SessionInfo;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -84,8 +85,8 @@ final class RecordingSandboxManager implements SandboxManager {
     }
 
     @Override
-    public String modelInstructions(SandboxSpec spec) {
-        return delegate.modelInstructions(spec);
+    public Duration idleTimeout() {
+        return delegate.idleTimeout();
     }
 
     @Override

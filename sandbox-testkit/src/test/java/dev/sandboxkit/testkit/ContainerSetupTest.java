@@ -94,14 +94,4 @@ class ContainerSetupTest {
         manager.acquire("s", spec);
         assertThat(manager.session("s").orElseThrow().spec()).isEqualTo(spec);
     }
-
-    @Test
-    @DisplayName("model instructions say what persists, the idle TTL and the limits")
-    void instructions() {
-        String text = manager.modelInstructions(SandboxSpec.builder().image("img").build());
-        assertThat(text).contains("/workspace").contains("Only files inside /workspace are kept")
-                .contains("30 minutes").contains("no network access").contains("fresh shell");
-        assertThat(manager.modelInstructions(SandboxSpec.builder().image("img").ephemeral().build()))
-                .contains("single-use");
-    }
 }

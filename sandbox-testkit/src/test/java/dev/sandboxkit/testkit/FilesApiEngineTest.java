@@ -79,12 +79,4 @@ class FilesApiEngineTest {
         assertThatThrownBy(() -> b.fileLimits(20, 20)).isInstanceOf(IllegalStateException.class);
         assertThat(FileLimits.DEFAULT.maxFileBytes()).isEqualTo(1L << 30);
     }
-
-    @Test
-    @DisplayName("model instructions say results are collected from /workspace as regular files")
-    void instructions() {
-        String text = manager.modelInstructions(SandboxSpec.builder().image("img").build());
-        assertThat(text).contains("collects your results from there").contains("regular files")
-                .doesNotContain("SandboxFiles").doesNotContain("files API");
-    }
 }

@@ -311,6 +311,21 @@ class LifecycleEngineTest {
     @DisplayName("resume")
     class Resume {
         @Test
+        @DisplayName("a reconcile pass reads every page of the store: 1,200 ACTIVE sessions whose containers vanished all become SUSPENDED")
+        void reconcileReadsEveryPage() {
+            int n = 1_200; // more than two store pages
+            for (int i = 0; i < n; i++) {
+                manager.acquire(String.format("page-%04d", i), SPEC);
+            }
+            driver.liveSandboxes().forEach(driver::vanish);
+            manager.reconcile();
+            for (int i = 0; i < n; i++) {
+                assertThat(manager.session(String.format("page-%04d", i)).orElseThrow().state()).as("session %d", i)
+                        .isEqualTo(SessionState.SUSPENDED);
+            }
+        }
+
+        @Test
         @DisplayName("the next exec after a reap starts a fresh container on the same workdir")
         void execResumes() {
             driver.when(e -> e.commandLine().equals("write"), e -> {
@@ -550,21 +565,9 @@ class LifecycleEngineTest {
         }
 
         @Override
-        public List<SessionRecord> findIdleBefore(Instant cutoff, int limit) {
+        public List<SessionRecord> findByState(dev.sandboxkit.SessionState state, String after, int limit) {
             before();
-            return delegate.findIdleBefore(cutoff, limit);
-        }
-
-        @Override
-        public List<SessionRecord> findByState(dev.sandboxkit.SessionState state, int limit) {
-            before();
-            return delegate.findByState(state, limit);
-        }
-
-        @Override
-        public List<SessionRecord> findByOwner(String owner) {
-            before();
-            return delegate.findByOwner(owner);
+            return delegate.findByState(state, after, limit);
         }
 
         @Override

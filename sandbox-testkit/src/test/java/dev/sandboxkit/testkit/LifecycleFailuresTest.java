@@ -273,6 +273,70 @@ class LifecycleFailuresTest {
         }
     }
 
+    @Test
+    @DisplayName("the orphan sweep never removes a container whose start finished while the sweep was deciding")
+    void sweepRacingAStart() throws Exception {
+        CountDownLatch created = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        FakeDriver fake = new FakeDriver(clock);
+        ForwardingSandboxDriver slowStart = new ForwardingSandboxDriver(fake) {
+            @Override
+            public String create(CreateRequest request) {
+                String id = super.create(request);
+                if (request.sessionId().equals("s")) {
+                    created.countDown();
+                    await(finish);
+                }
+                return id;
+            }
+
+            @Override
+            public java.util.List<dev.sandboxkit.spi.SandboxDescriptor> list(Map<String, String> labels) {
+                // Another manager's container comes first: deciding about it asks the store whether its owner lives.
+                java.util.List<dev.sandboxkit.spi.SandboxDescriptor> out = new java.util.ArrayList<>();
+                out.add(new dev.sandboxkit.spi.SandboxDescriptor("other-1", Map.of(SandboxLabels.MANAGED, "true",
+                        SandboxLabels.SESSION, "x", SandboxLabels.OWNER, "mgr-other", SandboxLabels.FLEET, "default"),
+                        clock.instant(), true));
+                out.addAll(super.list(labels));
+                return out;
+            }
+        };
+        java.util.concurrent.atomic.AtomicReference<CompletableFuture<Sandbox>> acquiring =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        dev.sandboxkit.spi.SessionStore inner = dev.sandboxkit.spi.SessionStore.inMemory();
+        dev.sandboxkit.spi.SessionStore store = new ForwardingStore(inner) {
+            @Override
+            public java.util.Optional<dev.sandboxkit.spi.SessionRecord> find(String id) {
+                CompletableFuture<Sandbox> pending = acquiring.get();
+                if (id.equals("_manager.mgr-other") && pending != null && acquiring.compareAndSet(pending, null)) {
+                    finish.countDown(); // the start completes while the sweep is between its listing and its verdicts
+                    pending.join();
+                }
+                return super.find(id);
+            }
+        };
+        try (SandboxManager m = SandboxManager.builder().driver(slowStart).store(store).clock(clock).scheduler(scheduler)
+                .idleTimeout(TTL).reconcileInterval(RECONCILE).instanceId("mgr-1").build()) {
+            CompletableFuture<Sandbox> pending = CompletableFuture.supplyAsync(() -> m.acquire("s", SPEC));
+            assertThat(created.await(10, TimeUnit.SECONDS)).isTrue();
+            acquiring.set(pending);
+            m.reconcile();
+            String container = pending.get(10, TimeUnit.SECONDS).info().sandboxId();
+            assertThat(fake.liveSandboxes()).as("the session's container after the sweep").contains(container);
+            assertThat(m.exec("s", ExecRequest.of("true")).exitCode()).isZero();
+            assertThat(fake.createCount()).as("no resume was needed").isEqualTo(1);
+            assertThat(m.stats().orphansRemoved()).isZero();
+        }
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            latch.await(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     /** Holds the first workdir deletion until told to go on. */
     private static final class BlockingDeletes extends ForwardingSandboxDriver {
         private final CountDownLatch deleting;

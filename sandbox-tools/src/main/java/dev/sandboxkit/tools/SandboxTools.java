@@ -6,6 +6,7 @@ import dev.sandboxkit.SandboxException;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.SandboxSpec;
+import dev.sandboxkit.tools.internal.ModelInstructions;
 import dev.sandboxkit.tools.internal.Toolbox;
 import dev.sandboxkit.tools.internal.ToolSettings;
 
@@ -161,7 +162,7 @@ public final class SandboxTools {
      * @return plain text, a few lines
      */
     public String instructions() {
-        StringBuilder b = new StringBuilder(settings.manager().modelInstructions(settings.spec()));
+        StringBuilder b = new StringBuilder(ModelInstructions.render(settings.spec(), settings.manager().idleTimeout()));
         b.append("- Tools: ").append(String.join(", ", definitions().stream().map(ToolDefinition::name).toList()))
                 .append(". File tools take paths relative to ").append(SandboxSpec.WORKSPACE)
                 .append(" and never follow symbolic links.\n");

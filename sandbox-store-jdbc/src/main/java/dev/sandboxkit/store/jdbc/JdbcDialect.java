@@ -21,14 +21,10 @@ public enum JdbcDialect {
     }
 
     /**
-     * The classpath resource of one of this dialect's migration scripts, as shipped in the jar, for
-     * teams that manage the schema themselves.
-     *
-     * @param version the schema version, from 1 to {@link JdbcSessionStore#SCHEMA_VERSION}
-     * @return for example {@code dev/sandboxkit/store/jdbc/schema/postgresql/V1__sessions.sql}
-     * @throws IllegalArgumentException if there is no such version
+     * The classpath resource of one of this dialect's migration scripts (the paths are documented in the
+     * README for teams that manage the schema themselves).
      */
-    public String migrationResource(int version) {
+    String migrationResource(int version) {
         return "dev/sandboxkit/store/jdbc/schema/" + directory + "/" + Migrations.fileName(version);
     }
 

@@ -84,8 +84,7 @@ public final class JdbcSessionStore implements SessionStore {
     private final String insertSql;
     private final String updateSql;
     private final String deleteSql;
-    private final String idleSql;
-    private final String ownerSql;
+    private final String pageSql;
     private final String leaseSql;
     private final String activitySql;
 
@@ -145,9 +144,8 @@ public final class JdbcSessionStore implements SessionStore {
                 ? "SELECT last_activity, version FROM FINAL TABLE (" + update + ")"
                 : update + " RETURNING last_activity, version";
         this.deleteSql = "DELETE FROM " + TABLE + " WHERE session_id = ? AND version = ?";
-        this.idleSql = "SELECT " + COLUMNS + " FROM " + TABLE + " WHERE state = ? AND last_activity < ?"
-                + " ORDER BY last_activity, session_id LIMIT ?";
-        this.ownerSql = "SELECT " + COLUMNS + " FROM " + TABLE + " WHERE owner = ? ORDER BY session_id";
+        this.pageSql = "SELECT " + COLUMNS + " FROM " + TABLE + " WHERE state = ? AND session_id > ?"
+                + " ORDER BY session_id LIMIT ?";
         String lease = "UPDATE " + TABLE + " SET lease_expiry = ? WHERE owner = ?";
         this.leaseSql = detected == JdbcDialect.H2
                 ? "SELECT session_id FROM FINAL TABLE (" + lease + ")"
@@ -400,56 +398,22 @@ public final class JdbcSessionStore implements SessionStore {
     /**
      * {@inheritDoc}
      *
-     * <p>Served by the {@code (state, last_activity)} index; ties are ordered by session id.
+     * <p>Served by the {@code (state, session_id)} index (schema version 2), one keyset query per page, so a
+     * page costs the same wherever it starts. Ids are ordered by the database's collation.
      *
      * @throws SessionStoreException if the database fails
      */
     @Override
-    public List<SessionRecord> findIdleBefore(Instant cutoff, int limit) {
-        Objects.requireNonNull(cutoff, "cutoff");
-        return findInState(SessionState.ACTIVE, millis(cutoff), limit, "search for idle sessions");
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>Served by the {@code (state, last_activity)} index; ties are ordered by session id.
-     *
-     * @throws SessionStoreException if the database fails
-     */
-    @Override
-    public List<SessionRecord> findByState(SessionState state, int limit) {
+    public List<SessionRecord> findByState(SessionState state, String afterSessionId, int limit) {
         Objects.requireNonNull(state, "state");
-        return findInState(state, Long.MAX_VALUE, limit, "search for " + state + " sessions");
-    }
-
-    private List<SessionRecord> findInState(SessionState state, long activityBefore, int limit, String what) {
-        if (limit <= 0) {
-            return List.of();
+        if (limit < 1) {
+            throw new IllegalArgumentException("limit must be at least 1, got " + limit);
         }
-        return call(what, c -> {
-            try (PreparedStatement ps = c.prepareStatement(idleSql)) {
+        return call("search for " + state + " sessions", c -> {
+            try (PreparedStatement ps = c.prepareStatement(pageSql)) {
                 ps.setString(1, state.name());
-                ps.setLong(2, activityBefore);
+                ps.setString(2, afterSessionId == null ? "" : afterSessionId); // '' sorts before every id
                 ps.setInt(3, limit);
-                return readAll(ps);
-            }
-        });
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>Ordered by session id.
-     *
-     * @throws SessionStoreException if the database fails
-     */
-    @Override
-    public List<SessionRecord> findByOwner(String owner) {
-        Objects.requireNonNull(owner, "owner");
-        return call("search for the sessions of " + owner, c -> {
-            try (PreparedStatement ps = c.prepareStatement(ownerSql)) {
-                ps.setString(1, owner);
                 return readAll(ps);
             }
         });

@@ -24,7 +24,7 @@ import java.util.regex.Pattern;
  */
 final class Migrations {
     /** Descriptions of the migrations, index 0 = version 1. Files are {@code V<n>__<description>.sql}. */
-    private static final List<String> DESCRIPTIONS = List.of("sessions");
+    private static final List<String> DESCRIPTIONS = List.of("sessions", "state_index");
     static final int LATEST = DESCRIPTIONS.size();
     /** pg_advisory_xact_lock key: the bytes of "sandboxk". */
     static final long PG_LOCK_KEY = 0x73616e64626f786bL;

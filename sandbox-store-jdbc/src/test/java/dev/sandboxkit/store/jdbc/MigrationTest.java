@@ -58,7 +58,7 @@ class MigrationTest {
         abstract Supplier<DataSource> sameDatabase();
 
         @Test
-        @DisplayName("an empty database gets both tables, both indexes and version 1")
+        @DisplayName("an empty database gets both tables, both indexes and versions 1 and 2")
         void freshDatabase() throws Exception {
             DataSource ds = emptyDatabase();
             try (JdbcSessionStore store = JdbcSessionStore.create(ds)) {
@@ -66,8 +66,9 @@ class MigrationTest {
                 assertThat(store.insert(record("a"))).isTrue();
                 assertThat(store.find("a")).contains(record("a"));
             }
-            assertThat(versionRows(ds)).containsExactly(1);
-            assertThat(indexNames(ds)).contains("sandboxkit_sessions_owner", "sandboxkit_sessions_state_activity");
+            assertThat(versionRows(ds)).containsExactly(1, 2);
+            assertThat(indexNames(ds)).contains("sandboxkit_sessions_owner", "sandboxkit_sessions_state_id")
+                    .doesNotContain("sandboxkit_sessions_state_activity");
         }
 
         @Test
@@ -82,7 +83,7 @@ class MigrationTest {
                     assertThat(store.find("a")).contains(record("a"));
                 }
             }
-            assertThat(versionRows(ds)).containsExactly(1);
+            assertThat(versionRows(ds)).containsExactly(1, 2);
         }
 
         @Test
@@ -111,7 +112,7 @@ class MigrationTest {
             } finally {
                 pool.shutdownNow();
             }
-            assertThat(versionRows(first)).containsExactly(1);
+            assertThat(versionRows(first)).containsExactly(1, 2);
             try (JdbcSessionStore store = JdbcSessionStore.create(first)) {
                 for (int t = 0; t < threads; t++) {
                     assertThat(store.find("s-" + t)).isPresent();
@@ -138,17 +139,19 @@ class MigrationTest {
         @DisplayName("with auto-migration off, a schema created by running the shipped script by hand is accepted")
         void disabledWithManualSchema() throws Exception {
             DataSource ds = emptyDatabase();
-            String resource = dialect().migrationResource(1);
-            String script;
-            try (InputStream in = getClass().getClassLoader().getResourceAsStream(resource)) {
-                assertThat(in).as(resource + " in the jar").isNotNull();
-                script = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-            }
-            try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
-                // What a team would do with psql/sqlite3/RunScript: run the statements in order.
-                for (String sql : script.replaceAll("(?m)^\\s*--.*$", "").split(";\\s*\\n")) {
-                    if (!sql.isBlank()) {
-                        s.execute(sql);
+            for (int version = 1; version <= JdbcSessionStore.SCHEMA_VERSION; version++) {
+                String resource = dialect().migrationResource(version);
+                String script;
+                try (InputStream in = getClass().getClassLoader().getResourceAsStream(resource)) {
+                    assertThat(in).as(resource + " in the jar").isNotNull();
+                    script = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+                }
+                try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+                    // What a team would do with psql/sqlite3/RunScript: run the statements in order.
+                    for (String sql : script.replaceAll("(?m)^\\s*--.*$", "").split(";\\s*\\n")) {
+                        if (!sql.isBlank()) {
+                            s.execute(sql);
+                        }
                     }
                 }
             }
@@ -156,7 +159,7 @@ class MigrationTest {
                 assertThat(store.insert(record("a"))).isTrue();
                 assertThat(store.find("a")).contains(record("a"));
             }
-            assertThat(versionRows(ds)).containsExactly(1);
+            assertThat(versionRows(ds)).containsExactly(1, 2);
         }
 
         @Test
@@ -171,6 +174,30 @@ class MigrationTest {
                     .hasMessageContaining("version 99").hasMessageContaining("upgrade sandboxkit");
             assertThatThrownBy(() -> JdbcSessionStore.builder(ds).autoMigrate(false).build())
                     .isInstanceOf(SandboxConfigurationException.class).hasMessageContaining("version 99");
+        }
+
+        @Test
+        @DisplayName("a database at version 1 (an earlier release) is migrated to version 2, its sessions kept and paged")
+        void upgradeFromVersionOne() throws Exception {
+            DataSource ds = emptyDatabase();
+            try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+                for (String sql : Migrations.statements(dialect(), 1)) {
+                    s.execute(sql);
+                }
+            }
+            assertThat(versionRows(ds)).containsExactly(1);
+            assertThat(indexNames(ds)).contains("sandboxkit_sessions_state_activity");
+            try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+                s.execute("INSERT INTO sandboxkit_sessions (session_id, driver, state, workspace, spec, spec_fingerprint,"
+                        + " ephemeral, created_at, last_activity, version, attributes) VALUES ('old', 'fake', 'ACTIVE',"
+                        + " 'w', 's', 'f', " + (dialect() == JdbcDialect.SQLITE ? "0" : "FALSE") + ", 1, 2, 1, '')");
+            }
+            try (JdbcSessionStore store = JdbcSessionStore.create(ds)) {
+                assertThat(store.findByState(dev.sandboxkit.SessionState.ACTIVE, null, 10))
+                        .extracting(dev.sandboxkit.spi.SessionRecord::sessionId).containsExactly("old");
+            }
+            assertThat(versionRows(ds)).containsExactly(1, 2);
+            assertThat(indexNames(ds)).contains("sandboxkit_sessions_state_id").doesNotContain("sandboxkit_sessions_state_activity");
         }
 
         @Test
@@ -294,7 +321,7 @@ class MigrationTest {
                 assertThat(store.find("a")).contains(record("a"));
             }
             url = "jdbc:h2:file:" + file + ";AUTO_SERVER=TRUE";
-            assertThat(versionRows(sameDatabase().get())).containsExactly(1);
+            assertThat(versionRows(sameDatabase().get())).containsExactly(1, 2);
         }
     }
 
@@ -344,7 +371,7 @@ class MigrationTest {
                 assertThat(rs.next()).isTrue();
                 assertThat(rs.getString(1)).isEqualToIgnoringCase("wal");
             }
-            assertThat(versionRows(ds)).containsExactly(1);
+            assertThat(versionRows(ds)).containsExactly(1, 2);
         }
     }
 

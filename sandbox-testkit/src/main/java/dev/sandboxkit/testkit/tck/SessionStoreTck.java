@@ -60,9 +60,8 @@ import static org.junit.jupiter.api.Assertions.fail;
  * {@code false} and writes nothing; compare-and-set updates (version + 1, stale versions write nothing,
  * missing records are not created); deletes by version; every {@link SessionRecord} field, {@code null}s
  * and attributes round-trip exactly; last activity never moves backwards (update and heartbeat);
- * {@link SessionStore#findIdleBefore} (only ACTIVE sessions idle before an exclusive cutoff, oldest
- * first, limited); {@link SessionStore#findByState} (every state, including DESTROYING, oldest first, limited);
- * {@link SessionStore#findByOwner}; {@link SessionStore#heartbeat} (renews the owner's
+ * {@link SessionStore#findByState} (every state, including DESTROYING, in session-id order, page by page with
+ * an exclusive bound, every match exactly once); {@link SessionStore#heartbeat} (renews the owner's
  * leases, moves last activity forward only, keeps versions, returns exactly the owned ids, leaves other
  * owners alone); and writers on many threads that never lose an update.
  *
@@ -479,134 +478,76 @@ public abstract class SessionStoreTck {
     }
 
     @Nested
-    @DisplayName("Finding idle sessions")
-    class FindIdle {
-
-        @Test
-        @DisplayName("returns only ACTIVE sessions idle before the cutoff, oldest activity first")
-        void onlyActiveOldestFirst() {
-            SessionRecord a = insertAt("a", SessionState.ACTIVE, T0.plusSeconds(3));
-            SessionRecord b = insertAt("b", SessionState.ACTIVE, T0.plusSeconds(1));
-            SessionRecord c = insertAt("c", SessionState.ACTIVE, T0.plusSeconds(2));
-            insertAt("suspended", SessionState.SUSPENDED, T0);
-            insertAt("destroyed", SessionState.DESTROYED, T0);
-            insertAt("recent", SessionState.ACTIVE, T0.plusSeconds(60));
-
-            assertEquals(List.of(b, c, a), store.findIdleBefore(T0.plusSeconds(10), 100));
-        }
-
-        @Test
-        @DisplayName("the cutoff is exclusive")
-        void cutoffExclusive() {
-            SessionRecord before = insertAt("before", SessionState.ACTIVE, T0.minusMillis(1));
-            insertAt("at", SessionState.ACTIVE, T0);
-            insertAt("after", SessionState.ACTIVE, T0.plusMillis(1));
-            assertEquals(List.of(before), store.findIdleBefore(T0, 100));
-        }
-
-        @Test
-        @DisplayName("honours the limit, keeping the oldest")
-        void limit() {
-            List<SessionRecord> inserted = new ArrayList<>();
-            for (int i = 9; i >= 0; i--) {
-                inserted.add(0, insertAt("s-" + i, SessionState.ACTIVE, T0.plusSeconds(i)));
-            }
-            assertEquals(inserted.subList(0, 3), store.findIdleBefore(T0.plusSeconds(100), 3));
-            assertEquals(inserted.subList(0, 1), store.findIdleBefore(T0.plusSeconds(100), 1));
-            assertEquals(inserted, store.findIdleBefore(T0.plusSeconds(100), 10));
-            assertEquals(inserted, store.findIdleBefore(T0.plusSeconds(100), 1000));
-        }
-
-        @Test
-        @DisplayName("returns nothing when no session is idle, or there are none")
-        void nothingIdle() {
-            assertEquals(List.of(), store.findIdleBefore(T0.plusSeconds(100), 10));
-            insertAt("busy", SessionState.ACTIVE, T0.plusSeconds(200));
-            assertEquals(List.of(), store.findIdleBefore(T0.plusSeconds(100), 10));
-        }
-
-        @Test
-        @DisplayName("sees activity written by updates and heartbeats")
-        void seesNewActivity() {
-            SessionRecord a = insertAt("a", SessionState.ACTIVE, T0);
-            SessionRecord b = insertAt("b", SessionState.ACTIVE, T0);
-            store.update(a.withLastActivity(T0.plusSeconds(50))).orElseThrow();
-            store.heartbeat(b.owner(), Map.of("b", T0.plusSeconds(50)), T0.plusSeconds(80));
-            assertEquals(List.of(), store.findIdleBefore(T0.plusSeconds(50), 10));
-            assertEquals(Set.of("a", "b"), ids(store.findIdleBefore(T0.plusSeconds(51), 10)));
-        }
-    }
-
-    @Nested
-    @DisplayName("Finding sessions by state")
+    @DisplayName("Finding sessions by state, page by page")
     class FindByState {
 
         @Test
-        @DisplayName("returns exactly the sessions in that state, oldest activity first, ties by id")
+        @DisplayName("returns exactly the sessions in that state, ordered by session id")
         void exactlyThatState() {
-            SessionRecord a = insertAt("a", SessionState.DESTROYING, T0.plusSeconds(2));
-            SessionRecord b = insertAt("b", SessionState.DESTROYING, T0.plusSeconds(1));
             SessionRecord c = insertAt("c", SessionState.DESTROYING, T0.plusSeconds(1));
+            SessionRecord a = insertAt("a", SessionState.DESTROYING, T0.plusSeconds(2));
+            SessionRecord b = insertAt("b", SessionState.DESTROYING, T0);
             insertAt("active", SessionState.ACTIVE, T0);
             insertAt("suspended", SessionState.SUSPENDED, T0);
             insertAt("destroyed", SessionState.DESTROYED, T0);
 
-            assertEquals(List.of(b, c, a), store.findByState(SessionState.DESTROYING, 100));
-            assertEquals(Set.of("suspended"), ids(store.findByState(SessionState.SUSPENDED, 100)));
-            assertEquals(Set.of("active"), ids(store.findByState(SessionState.ACTIVE, 100)));
-            assertEquals(Set.of("destroyed"), ids(store.findByState(SessionState.DESTROYED, 100)));
+            assertEquals(List.of(a, b, c), store.findByState(SessionState.DESTROYING, null, 100));
+            assertEquals(List.of("suspended"), idList(store.findByState(SessionState.SUSPENDED, null, 100)));
+            assertEquals(List.of("active"), idList(store.findByState(SessionState.ACTIVE, null, 100)));
+            assertEquals(List.of("destroyed"), idList(store.findByState(SessionState.DESTROYED, null, 100)));
+            assertEquals(List.of(), store.findByState(SessionState.ACTIVE, "active", 100));
         }
 
         @Test
-        @DisplayName("honours the limit, keeping the oldest, and follows state changes made by updates")
-        void limitAndUpdates() {
+        @DisplayName("pages through every match exactly once, the last page shorter, whatever the other states")
+        void pages() {
+            List<String> expected = new ArrayList<>();
+            for (int i = 0; i < 25; i++) {
+                String id = String.format("s-%02d", i);
+                insertAt(id, SessionState.ACTIVE, T0.plusSeconds(25 - i)); // activity order differs from id order
+                expected.add(id);
+                insertAt(id + "-x", i % 2 == 0 ? SessionState.SUSPENDED : SessionState.DESTROYED, T0);
+            }
+            List<String> seen = new ArrayList<>();
+            List<Integer> sizes = new ArrayList<>();
+            String after = null;
+            while (true) {
+                List<SessionRecord> page = store.findByState(SessionState.ACTIVE, after, 7);
+                sizes.add(page.size());
+                page.forEach(r -> seen.add(r.sessionId()));
+                if (page.size() < 7) {
+                    break;
+                }
+                after = page.get(page.size() - 1).sessionId();
+            }
+            assertEquals(expected, seen);
+            assertEquals(List.of(7, 7, 7, 4), sizes);
+            assertEquals(List.of("s-24"), idList(store.findByState(SessionState.ACTIVE, "s-23", 7)));
+            assertEquals(List.of("s-00"), idList(store.findByState(SessionState.ACTIVE, "", 1)));
+            assertEquals(List.of("s-10"), idList(store.findByState(SessionState.ACTIVE, "s-09-x", 1)),
+                    "the bound need not be an id of that state, or exist");
+        }
+
+        @Test
+        @DisplayName("follows state changes made by updates, and deletes")
+        void followsUpdates() {
             SessionRecord old = insertAt("old", SessionState.SUSPENDED, T0);
+            SessionRecord gone = insertAt("gone", SessionState.SUSPENDED, T0.plusSeconds(5));
             insertAt("new", SessionState.SUSPENDED, T0.plusSeconds(5));
-            assertEquals(List.of(old), store.findByState(SessionState.SUSPENDED, 1));
-            assertEquals(List.of(), store.findByState(SessionState.SUSPENDED, 0));
+            assertEquals(List.of(gone), store.findByState(SessionState.SUSPENDED, null, 1));
 
             SessionRecord destroying = store.update(old.withSandbox(SessionState.DESTROYING, null, null)).orElseThrow();
-            assertEquals(List.of(destroying), store.findByState(SessionState.DESTROYING, 10));
-            assertEquals(Set.of("new"), ids(store.findByState(SessionState.SUSPENDED, 10)));
-        }
-    }
-
-    @Nested
-    @DisplayName("Finding sessions by owner")
-    class FindByOwner {
-
-        @Test
-        @DisplayName("returns exactly the owner's sessions, in any state")
-        void exactlyTheOwners() {
-            SessionRecord a = record("a").withOwner("mgr-1", T0);
-            SessionRecord b = record("b").withOwner("mgr-1", T0).withSandbox(SessionState.SUSPENDED, null, null);
-            SessionRecord c = record("c").withOwner("mgr-2", T0);
-            SessionRecord d = record("d").withOwner(null, null);
-            for (SessionRecord r : List.of(a, b, c, d)) {
-                store.insert(r);
-            }
-            assertEquals(Set.of(a, b), new HashSet<>(store.findByOwner("mgr-1")));
-            assertEquals(List.of(c), store.findByOwner("mgr-2"));
-            assertEquals(List.of(), store.findByOwner("mgr-3"));
+            assertTrue(store.delete("gone", gone.version()));
+            assertEquals(List.of(destroying), store.findByState(SessionState.DESTROYING, null, 10));
+            assertEquals(List.of("new"), idList(store.findByState(SessionState.SUSPENDED, null, 10)));
+            store.insert(record("gone"));
+            assertEquals(List.of("gone"), idList(store.findByState(SessionState.ACTIVE, null, 10)), "re-inserted");
         }
 
         @Test
-        @DisplayName("follows ownership changes made by updates")
-        void followsUpdates() {
-            SessionRecord a = record("a").withOwner("mgr-1", T0);
-            store.insert(a);
-            SessionRecord moved = store.update(a.withOwner("mgr-2", T0.plusSeconds(30))).orElseThrow();
-            assertEquals(List.of(), store.findByOwner("mgr-1"));
-            assertEquals(List.of(moved), store.findByOwner("mgr-2"));
-        }
-
-        @Test
-        @DisplayName("owner names are compared exactly")
-        void exactNames() {
-            store.insert(record("a").withOwner("mgr-1", T0));
-            assertEquals(List.of(), store.findByOwner("MGR-1"));
-            assertEquals(List.of(), store.findByOwner("mgr-"));
-            assertEquals(List.of(), store.findByOwner("mgr-1 "));
+        @DisplayName("refuses a page size below 1")
+        void pageSize() {
+            assertThrows(IllegalArgumentException.class, () -> store.findByState(SessionState.ACTIVE, null, 0));
         }
     }
 
@@ -941,8 +882,8 @@ public abstract class SessionStoreTck {
         }
     }
 
-    private static Set<String> ids(Collection<SessionRecord> records) {
-        return records.stream().map(SessionRecord::sessionId).collect(Collectors.toSet());
+    private static List<String> idList(List<SessionRecord> records) {
+        return records.stream().map(SessionRecord::sessionId).toList();
     }
 
     /** Field by field, so a failure names the field, then as a whole. */

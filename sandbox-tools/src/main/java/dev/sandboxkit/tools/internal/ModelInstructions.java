@@ -1,15 +1,26 @@
-package dev.sandboxkit.internal;
+package dev.sandboxkit.tools.internal;
 
 import dev.sandboxkit.SandboxSpec;
 
 import java.time.Duration;
 
-/** The text an agent framework can put in its system prompt (seed 000: tell the model what persists). */
-final class ModelInstructions {
+/**
+ * The text an agent framework puts in its system prompt (seed 000: tell the model what persists). It never
+ * mentions the files API: that belongs to the application; the model only sees its effects as files appearing
+ * in, or being read from, the workdir.
+ */
+public final class ModelInstructions {
     private ModelInstructions() {
     }
 
-    static String render(SandboxSpec spec, Duration idleTimeout) {
+    /**
+     * The sandbox's rules for a model.
+     *
+     * @param spec        the spec the conversation's sandbox runs
+     * @param idleTimeout the manager's idle TTL
+     * @return plain text, a few lines
+     */
+    public static String render(SandboxSpec spec, Duration idleTimeout) {
         StringBuilder b = new StringBuilder();
         b.append("You are working in a sandboxed Linux environment.\n");
         if (spec.ephemeral()) {

@@ -1,21 +1,21 @@
-package dev.sandboxkit.internal;
+package dev.sandboxkit.spi;
 
 import dev.sandboxkit.SessionState;
-import dev.sandboxkit.spi.SessionRecord;
-import dev.sandboxkit.spi.SessionStore;
 
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListSet;
 
-/** The default store: a concurrent map in this JVM. Use the JDBC store to survive restarts. */
-public final class InMemorySessionStore implements SessionStore {
+/** The default store ({@link SessionStore#inMemory()}): a concurrent map in this JVM. Use the JDBC store to survive restarts. */
+final class InMemorySessionStore implements SessionStore {
     private final ConcurrentHashMap<String, SessionRecord> records = new ConcurrentHashMap<>();
+    /** The ids in order, for paging: ids never change, so the set only follows inserts and deletes. */
+    private final ConcurrentSkipListSet<String> ids = new ConcurrentSkipListSet<>();
 
     @Override
     public Optional<SessionRecord> find(String sessionId) {
@@ -27,7 +27,15 @@ public final class InMemorySessionStore implements SessionStore {
         if (record.version() != 1) {
             throw new IllegalArgumentException("a new record must have version 1, got " + record.version());
         }
-        return records.putIfAbsent(record.sessionId(), record) == null;
+        // The id set changes inside the map's per-key atomic section, so a delete and a re-insert of one id
+        // cannot leave the set out of step with the map.
+        boolean[] inserted = new boolean[1];
+        records.computeIfAbsent(record.sessionId(), id -> {
+            ids.add(id);
+            inserted[0] = true;
+            return record;
+        });
+        return inserted[0];
     }
 
     @Override
@@ -53,6 +61,7 @@ public final class InMemorySessionStore implements SessionStore {
         records.computeIfPresent(sessionId, (id, stored) -> {
             if (stored.version() == expectedVersion) {
                 deleted[0] = true;
+                ids.remove(id);
                 return null;
             }
             return stored;
@@ -61,27 +70,22 @@ public final class InMemorySessionStore implements SessionStore {
     }
 
     @Override
-    public List<SessionRecord> findIdleBefore(Instant cutoff, int limit) {
-        return records.values().stream()
-                .filter(r -> r.state() == SessionState.ACTIVE && r.lastActivity().isBefore(cutoff))
-                .sorted(Comparator.comparing(SessionRecord::lastActivity))
-                .limit(limit)
-                .toList();
-    }
-
-    @Override
-    public List<SessionRecord> findByState(SessionState state, int limit) {
+    public List<SessionRecord> findByState(SessionState state, String afterSessionId, int limit) {
         Objects.requireNonNull(state, "state");
-        return records.values().stream()
-                .filter(r -> r.state() == state)
-                .sorted(Comparator.comparing(SessionRecord::lastActivity).thenComparing(SessionRecord::sessionId))
-                .limit(limit)
-                .toList();
-    }
-
-    @Override
-    public List<SessionRecord> findByOwner(String owner) {
-        return records.values().stream().filter(r -> owner.equals(r.owner())).toList();
+        if (limit < 1) {
+            throw new IllegalArgumentException("limit must be at least 1, got " + limit);
+        }
+        List<SessionRecord> page = new ArrayList<>(Math.min(limit, 1024));
+        for (String id : afterSessionId == null ? ids : ids.tailSet(afterSessionId, false)) {
+            SessionRecord r = records.get(id);
+            if (r != null && r.state() == state) {
+                page.add(r);
+                if (page.size() == limit) {
+                    break;
+                }
+            }
+        }
+        return page;
     }
 
     @Override
