@@ -77,8 +77,17 @@ public interface Sandbox extends AutoCloseable {
     void keepAlive();
 
     /**
-     * Ends this use of the sandbox. A persistent sandbox stays until its idle TTL; an ephemeral one
-     * is hard-killed and its workdir purged at once.
+     * Ends this use of the sandbox, so that one try-with-resources block fits both modes.
+     * <ul>
+     *   <li><b>Ephemeral</b>: the container is hard-killed and the workdir purged at once; the session is never
+     *       used again.</li>
+     *   <li><b>Persistent</b>: nothing is stopped. The container keeps running until the idle TTL, counted from the
+     *       last activity (a release is not activity), the handle stays usable, and the next acquire or exec
+     *       reuses the container at once. Call {@link #destroy()} to remove it now.</li>
+     * </ul>
+     *
+     * @throws SandboxException for an ephemeral session whose purge did not finish (see
+     *                          {@link SandboxManager#destroy})
      */
     void release();
 

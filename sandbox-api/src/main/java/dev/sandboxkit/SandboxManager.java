@@ -7,6 +7,7 @@ import dev.sandboxkit.spi.SessionStore;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -107,9 +108,10 @@ public interface SandboxManager extends AutoCloseable {
     Optional<SessionInfo> session(String sessionId);
 
     /**
-     * Ends a use of the session. A persistent session's container stays until the idle TTL; an
-     * ephemeral one is hard-killed and its workdir purged at once (as {@link #destroy}), and the session can
-     * never be used again.
+     * Ends a use of the session. An ephemeral one is hard-killed and its workdir purged at once (as
+     * {@link #destroy}), and the session can never be used again. For a persistent session nothing is stopped:
+     * its container stays until the idle TTL, counted from the last activity (a release is not activity), and its
+     * handles stay usable (see {@link Sandbox#release()}).
      *
      * @param sessionId the session
      * @throws SandboxException as {@link #destroy} does, for an ephemeral session whose purge did not finish
@@ -202,7 +204,7 @@ public interface SandboxManager extends AutoCloseable {
         private ScheduledExecutorService scheduler;
         private String instanceId;
         private final Map<String, String> driverProperties = new LinkedHashMap<>();
-        private SandboxListener listener;
+        private final List<SandboxListener> listeners = new ArrayList<>();
         private final Map<SandboxSpec, WarmPool> warmPools = new LinkedHashMap<>();
         private Duration reconcileInterval;
         private String fleet;
@@ -354,14 +356,15 @@ public interface SandboxManager extends AutoCloseable {
         }
 
         /**
-         * Receives lifecycle events (see {@link SandboxListener} for the threads that call it).
+         * Adds a receiver of lifecycle events (see {@link SandboxListener} for the threads that call it). Unlike the
+         * other options this one may be given several times: metrics and an application's own listener coexist,
+         * each receiving every event, in the order they were added.
          *
          * @param eventListener the listener
          * @return this builder
          */
         public Builder listener(SandboxListener eventListener) {
-            requireUnset(listener == null, "listener");
-            this.listener = Objects.requireNonNull(eventListener, "eventListener");
+            listeners.add(Objects.requireNonNull(eventListener, "eventListener"));
             return this;
         }
 
@@ -430,7 +433,7 @@ public interface SandboxManager extends AutoCloseable {
          */
         public SandboxManager build() {
             return new ManagerSettings(driverName, driver, workspaceRoot, idleTimeout,
-                    reaperInterval, leaseDuration, store, clock, scheduler, instanceId, driverProperties, listener,
+                    reaperInterval, leaseDuration, store, clock, scheduler, instanceId, driverProperties, listeners,
                     List.copyOf(warmPools.values()), reconcileInterval, fleet, fileLimits).start();
         }
 

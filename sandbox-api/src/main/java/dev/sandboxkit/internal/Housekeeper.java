@@ -24,7 +24,8 @@ import java.util.concurrent.TimeUnit;
 final class Housekeeper {
     private static final Logger log = LoggerFactory.getLogger(Housekeeper.class);
 
-    private final LifecycleEngine engine;
+    private final EngineContext ctx;
+    private final LifecycleActions engine;
     private final Reconciler reconciler;
     private final long reaperMillis;
     private final long heartbeatMillis;
@@ -34,8 +35,9 @@ final class Housekeeper {
     private final java.util.concurrent.atomic.AtomicInteger running = new java.util.concurrent.atomic.AtomicInteger();
     private volatile boolean stopped;
 
-    Housekeeper(LifecycleEngine engine, Reconciler reconciler, long reaperMillis, long heartbeatMillis,
-                long reconcileMillis) {
+    Housekeeper(EngineContext ctx, LifecycleActions engine, Reconciler reconciler, long reaperMillis,
+                long heartbeatMillis, long reconcileMillis) {
+        this.ctx = ctx;
         this.engine = engine;
         this.reconciler = reconciler;
         this.reaperMillis = reaperMillis;
@@ -44,12 +46,12 @@ final class Housekeeper {
     }
 
     void start() {
-        tasks.add(engine.scheduler.scheduleWithFixedDelay(guard("reaper", this::reapPass), reaperMillis, reaperMillis,
+        tasks.add(ctx.scheduler().scheduleWithFixedDelay(guard("reaper", this::reapPass), reaperMillis, reaperMillis,
                 TimeUnit.MILLISECONDS));
-        tasks.add(engine.scheduler.scheduleWithFixedDelay(guard("lease renewal", this::heartbeatPass),
+        tasks.add(ctx.scheduler().scheduleWithFixedDelay(guard("lease renewal", this::heartbeatPass),
                 heartbeatMillis, heartbeatMillis, TimeUnit.MILLISECONDS));
         // The first sweep runs at once: orphans of a crashed predecessor go as soon as a manager starts.
-        tasks.add(engine.scheduler.scheduleWithFixedDelay(guard("orphan sweep", reconciler::run), 0, reconcileMillis,
+        tasks.add(ctx.scheduler().scheduleWithFixedDelay(guard("orphan sweep", reconciler::run), 0, reconcileMillis,
                 TimeUnit.MILLISECONDS));
     }
 
@@ -73,11 +75,11 @@ final class Housekeeper {
      * lifetime. Runs on a scheduler thread.
      */
     void reapPass() {
-        long now = engine.clock.millis();
-        for (SessionEntry e : engine.sessions.values()) {
-            if (!e.reapQueued && (e.idleFor(now, engine.idleMillis) || e.outlived(now)) && e.mayRetryStop(now)) {
+        long now = ctx.clock().millis();
+        for (SessionEntry e : ctx.sessions().all()) {
+            if (!e.reapQueued && (e.idleFor(now, ctx.idleMillis()) || e.outlived(now)) && e.mayRetryStop(now)) {
                 e.reapQueued = true;
-                engine.scheduler.execute(guard("reap", () -> engine.reapIfIdle(e)));
+                ctx.scheduler().execute(guard("reap", () -> engine.reapIfIdle(e)));
             }
         }
     }
@@ -89,7 +91,7 @@ final class Housekeeper {
         }
         Map<String, Instant> activity = new HashMap<>();
         Set<SessionEntry> held = new HashSet<>();
-        for (SessionEntry e : engine.sessions.values()) {
+        for (SessionEntry e : ctx.sessions().all()) {
             if (!e.isActive()) {
                 continue;
             }
@@ -99,8 +101,8 @@ final class Housekeeper {
                 activity.put(e.sessionId, Instant.ofEpochMilli(last));
             }
         }
-        Instant now = engine.clock.instant();
-        List<String> owned = engine.store.heartbeat(engine.instanceId, activity, engine.lease(now));
+        Instant now = ctx.clock().instant();
+        List<String> owned = ctx.store().heartbeat(ctx.instanceId(), activity, ctx.lease(now));
         Set<String> stillOwned = new HashSet<>(owned);
         for (SessionEntry e : held) {
             Instant flushed = activity.get(e.sessionId);

@@ -21,7 +21,6 @@ import dev.sandboxkit.WarmPool;
 import dev.sandboxkit.spi.CreateRequest;
 import dev.sandboxkit.spi.DriverContext;
 import dev.sandboxkit.spi.SandboxDriver;
-import dev.sandboxkit.spi.SandboxLabels;
 import dev.sandboxkit.spi.SessionRecord;
 import dev.sandboxkit.spi.SessionStore;
 import org.slf4j.Logger;
@@ -41,7 +40,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
@@ -71,7 +69,7 @@ import java.util.function.BiFunction;
  * entry leaves the map only once the destroy is over, so create, resume, reap and destroy of one session are
  * linearizable within a manager; across managers the store's compare-and-set orders them.
  */
-final class LifecycleEngine implements SandboxManager {
+final class LifecycleEngine implements SandboxManager, LifecycleActions {
     static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofMinutes(30);
     static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
     static final Duration DEFAULT_RECONCILE = Duration.ofSeconds(60);
@@ -82,28 +80,24 @@ final class LifecycleEngine implements SandboxManager {
     private static final int MAX_ATTEMPTS = 5;
     private static final AtomicInteger THREADS = new AtomicInteger();
 
-    final SandboxDriver driver;
-    final SessionStore store;
-    final Clock clock;
-    final long idleMillis;
-    final long leaseMillis;
-    final String instanceId;
-    final String fleet;
-    /** Whether the user named the fleet, asserting that its managers share this store (see Reconciler). */
-    final boolean fleetExplicit;
-    final ScheduledExecutorService scheduler;
-    final ConcurrentHashMap<String, SessionEntry> sessions = new ConcurrentHashMap<>();
-    final Stats stats = new Stats();
-    final Events events;
-    final Map<String, PoolManager> pools;
-    /** Containers this manager removed itself, with when; the orphan sweep skips them (its listing may be stale). */
-    final Map<String, Long> removedByUs = new ConcurrentHashMap<>();
+    /** Shared with the housekeeping parts; the fields below are shorthands for its parts. */
+    private final EngineContext ctx;
+    private final SandboxDriver driver;
+    private final SessionStore store;
+    private final Clock clock;
+    private final long idleMillis;
+    private final String instanceId;
+    private final ScheduledExecutorService scheduler;
+    private final SessionRegistry sessions = new SessionRegistry();
+    private final Stats stats = new Stats();
+    private final Events events;
+    private final Removals removals;
+    private final SpecCodec specs = new SpecCodec();
+    private final ContainerSetup setup = new ContainerSetup();
+    private final Map<String, PoolManager> pools;
     private final boolean ownsDriver;
     private final boolean ownsStore;
     private final boolean ownsScheduler;
-    private final SpecCodec specs = new SpecCodec();
-    final ContainerSetup setup = new ContainerSetup();
-    final FileLimits fileLimits;
     private final Housekeeper housekeeper;
     private final Reconciler reconciler;
     private volatile boolean closed;
@@ -114,28 +108,30 @@ final class LifecycleEngine implements SandboxManager {
         this.ownsDriver = ownsDriver;
         this.clock = clock;
         this.instanceId = instanceId;
-        this.fleet = s.fleet() != null ? SessionIds.requireValidInstanceId(s.fleet()) : "default";
-        this.fleetExplicit = s.fleet() != null;
-        this.fileLimits = s.fileLimits() != null ? s.fileLimits() : FileLimits.DEFAULT;
         this.ownsStore = s.store() == null;
         this.store = ownsStore ? SessionStore.inMemory() : s.store();
         Duration idle = s.idleTimeout() != null ? s.idleTimeout() : DEFAULT_IDLE_TIMEOUT;
         this.idleMillis = idle.toMillis();
-        this.leaseMillis = (s.leaseDuration() != null ? s.leaseDuration() : DEFAULT_LEASE).toMillis();
+        long leaseMillis = (s.leaseDuration() != null ? s.leaseDuration() : DEFAULT_LEASE).toMillis();
         this.ownsScheduler = s.scheduler() == null;
         this.scheduler = ownsScheduler ? newScheduler() : s.scheduler();
-        this.events = new Events(s.listener());
+        this.events = new Events(s.listeners());
+        this.removals = new Removals(driver, clock);
+        this.ctx = new EngineContext(driver, store, clock, instanceId,
+                s.fleet() != null ? SessionIds.requireValidInstanceId(s.fleet()) : "default", s.fleet() != null,
+                idleMillis, leaseMillis, scheduler, s.fileLimits() != null ? s.fileLimits() : FileLimits.DEFAULT,
+                specs, setup, stats, events, sessions, removals);
         Map<String, PoolManager> byFingerprint = new LinkedHashMap<>();
         for (WarmPool pool : s.warmPools()) {
-            String fingerprint = SpecCodec.fingerprint(SpecCodec.encode(pool.spec()));
-            byFingerprint.put(fingerprint, new PoolManager(this, pool, fingerprint));
+            String fingerprint = specs.encoded(pool.spec()).fingerprint();
+            byFingerprint.put(fingerprint, new PoolManager(ctx, this::isClosed, pool, fingerprint));
         }
         this.pools = Map.copyOf(byFingerprint);
         long reaperMillis = s.reaperInterval() != null ? s.reaperInterval().toMillis()
                 : Math.max(10, Math.min(500, idleMillis / 4));
         long reconcileMillis = (s.reconcileInterval() != null ? s.reconcileInterval() : DEFAULT_RECONCILE).toMillis();
-        this.reconciler = new Reconciler(this);
-        this.housekeeper = new Housekeeper(this, reconciler, reaperMillis, Math.max(10, leaseMillis / 3),
+        this.reconciler = new Reconciler(ctx, this, pools.values());
+        this.housekeeper = new Housekeeper(ctx, this, reconciler, reaperMillis, Math.max(10, leaseMillis / 3),
                 reconcileMillis);
     }
 
@@ -209,8 +205,9 @@ final class LifecycleEngine implements SandboxManager {
         SessionIds.requireValid(sessionId);
         Objects.requireNonNull(spec, "spec");
         checkOpen();
-        String encoded = specs.intern(SpecCodec.encode(spec));
-        String fingerprint = specs.intern(SpecCodec.fingerprint(encoded));
+        SpecCodec.Encoded enc = specs.encoded(spec);
+        String encoded = enc.text();
+        String fingerprint = enc.fingerprint();
         return underLifecycleLock(sessionId, e -> {
             if (e.isActive()) {
                 if (fingerprint.equals(e.record.specFingerprint())) {
@@ -236,8 +233,8 @@ final class LifecycleEngine implements SandboxManager {
     private <T> T underLifecycleLock(String sessionId, java.util.function.Function<SessionEntry, T> step) {
         try (MDC.MDCCloseable ignored = MDC.putCloseable(MDC_SESSION, sessionId)) {
             for (int attempt = 1; ; attempt++) {
-                SessionEntry e = sessions.computeIfAbsent(sessionId, SessionEntry::new);
-                e.lifecycle.lock();
+                SessionEntry e = sessions.entry(sessionId);
+                lock(e);
                 try {
                     if (!e.isGone()) {
                         return step.apply(e);
@@ -248,11 +245,31 @@ final class LifecycleEngine implements SandboxManager {
                                 + " kept changing under concurrent updates; try again", stale, true);
                     }
                 } finally {
-                    dropIfIdle(e);
-                    e.lifecycle.unlock();
+                    sessions.dropIfIdle(e);
+                    unlock(e);
                 }
             }
         }
+    }
+
+    /** Takes a session's lifecycle lock; events raised until it is released are delivered after. */
+    private void lock(SessionEntry e) {
+        e.lifecycle.lock();
+        events.enterStep();
+    }
+
+    private boolean tryLock(SessionEntry e) {
+        if (!e.lifecycle.tryLock()) {
+            return false;
+        }
+        events.enterStep();
+        return true;
+    }
+
+    /** Releases the lock, then delivers the events the step raised (never under the lock). */
+    private void unlock(SessionEntry e) {
+        e.lifecycle.unlock();
+        events.exitStep();
     }
 
     /** Starts a container for a session that has none. Lifecycle lock held. */
@@ -398,7 +415,7 @@ final class LifecycleEngine implements SandboxManager {
             if (old != null) {
                 log.info("Session {}: taking over from {}, removing its container {}", rec.sessionId(),
                         previousOwner, shortId(old));
-                remove(old);
+                removals.remove(old);
             }
         }
         long t0 = System.nanoTime();
@@ -406,7 +423,7 @@ final class LifecycleEngine implements SandboxManager {
         String sandboxId;
         try {
             sandboxId = driver.create(new CreateRequest(rec.sessionId(), spec, rec.workspace(),
-                    labels(rec.sessionId(), spec), phases::put));
+                    ctx.labels(rec.sessionId(), spec), phases::put));
         } catch (SandboxException createFailed) {
             // Another manager destroying the session can pull the workdir from under the create: look again.
             if (!createFailed.isRetryable() && changedSince(rec)) {
@@ -423,11 +440,11 @@ final class LifecycleEngine implements SandboxManager {
                     .withOwner(instanceId, lease(started)).withLastActivity(started).withAttributes(attributes))
                     .orElse(null);
         } catch (RuntimeException setupOrStoreFailed) {
-            removeQuietly(sandboxId);
+            removals.removeQuietly(sandboxId);
             throw setupOrStoreFailed;
         }
         if (written == null) {
-            removeQuietly(sandboxId);
+            removals.removeQuietly(sandboxId);
             throw new StaleRecord();
         }
         long nowMillis = clock.millis();
@@ -464,16 +481,6 @@ final class LifecycleEngine implements SandboxManager {
         } catch (RuntimeException storeDown) {
             return false;
         }
-    }
-
-    /** The spec's labels plus sandboxkit's own, which win. */
-    Map<String, String> labels(String sessionId, SandboxSpec spec) {
-        Map<String, String> labels = new HashMap<>(spec.labels());
-        labels.put(SandboxLabels.MANAGED, "true");
-        labels.put(SandboxLabels.SESSION, sessionId);
-        labels.put(SandboxLabels.OWNER, instanceId);
-        labels.put(SandboxLabels.FLEET, fleet);
-        return labels;
     }
 
     // ---------------------------------------------------------------- exec
@@ -584,6 +591,12 @@ final class LifecycleEngine implements SandboxManager {
         }
     }
 
+    /** Whether the session's live container is {@code sandboxId} (a shell session's state lives there). */
+    boolean holds(String sessionId, String sandboxId) {
+        SessionEntry e = sessions.get(sessionId);
+        return e != null && sandboxId.equals(e.sandboxId());
+    }
+
     /** Discards a shell session's state, unless its sandbox is already gone (the state went with it). */
     void closeShell(String sessionId, ManagedShellSession shell) {
         SessionEntry e = sessions.get(sessionId);
@@ -624,22 +637,31 @@ final class LifecycleEngine implements SandboxManager {
     @Override
     public SandboxFiles files(String sessionId) {
         SessionIds.requireValid(sessionId);
-        return new SessionFiles(this, sessionId, null);
+        return new SessionFiles(ctx, this, sessionId, null);
     }
 
     /** The files API of one incarnation (a handle's): a later session reusing the id is not reached. */
     SandboxFiles files(String sessionId, Instant incarnation) {
-        return new SessionFiles(this, sessionId, incarnation);
+        return new SessionFiles(ctx, this, sessionId, incarnation);
     }
 
     @Override
     public void keepAlive(String sessionId) {
+        keepAlive(sessionId, null);
+    }
+
+    /**
+     * Resets the idle clock of the session, or only of one incarnation of it (a handle's): a handle taken before
+     * a destroy must never keep the new session that reuses the id alive.
+     */
+    void keepAlive(String sessionId, Instant incarnation) {
         SessionEntry e = sessions.get(sessionId);
-        if (e != null && e.touch(clock.millis())) {
+        SessionRecord held = e == null ? null : e.record;
+        if (held != null && (incarnation == null || incarnation.equals(held.createdAt())) && e.touch(clock.millis())) {
             return;
         }
         SessionRecord rec = store.find(sessionId).orElseThrow(() -> notFound(sessionId));
-        if (isDestroyed(rec)) {
+        if (isDestroyed(rec) || (incarnation != null && !incarnation.equals(rec.createdAt()))) {
             throw notFound(sessionId);
         }
     }
@@ -690,8 +712,7 @@ final class LifecycleEngine implements SandboxManager {
             } finally {
                 // Only now: until the destroy is over, a concurrent acquire waits on this entry's lock
                 // instead of starting a container on a workdir about to be deleted.
-                e.markGone();
-                sessions.remove(sessionId, e);
+                sessions.forget(e);
             }
             return null;
         });
@@ -712,7 +733,7 @@ final class LifecycleEngine implements SandboxManager {
             if (found.isEmpty() || found.get().state() == SessionState.DESTROYED
                     || (incarnation != null && !incarnation.equals(found.get().createdAt()))) {
                 if (live != null) {
-                    remove(live);
+                    removals.remove(live);
                 }
                 return;
             }
@@ -722,7 +743,7 @@ final class LifecycleEngine implements SandboxManager {
             if (claimedBefore && !instanceId.equals(rec.owner()) && !rec.leaseExpired(now)) {
                 log.info("Session {}: already being destroyed by manager {}", sessionId, rec.owner());
                 if (live != null) {
-                    remove(live);
+                    removals.remove(live);
                 }
                 return;
             }
@@ -741,10 +762,10 @@ final class LifecycleEngine implements SandboxManager {
             SessionRecord destroying = claimed.get();
             try {
                 if (live != null) {
-                    remove(live);
+                    removals.remove(live);
                 }
                 if (destroying.sandboxId() != null && !destroying.sandboxId().equals(live)) {
-                    remove(destroying.sandboxId());
+                    removals.remove(destroying.sandboxId());
                 }
                 driver.deleteWorkspace(destroying.workspace());
             } catch (RuntimeException notDone) {
@@ -770,9 +791,10 @@ final class LifecycleEngine implements SandboxManager {
      * The janitor's retry of a destroy that did not finish (its owner failed or is gone); returns whether it
      * finished now. Skips a session whose lifecycle step is running. Runs on a scheduler thread.
      */
-    boolean retryDestroy(String sessionId) {
-        SessionEntry e = sessions.computeIfAbsent(sessionId, SessionEntry::new);
-        if (!e.lifecycle.tryLock()) {
+    @Override
+    public boolean retryDestroy(String sessionId) {
+        SessionEntry e = sessions.entry(sessionId);
+        if (!tryLock(e)) {
             return false;
         }
         try (MDC.MDCCloseable ignored = MDC.putCloseable(MDC_SESSION, sessionId)) {
@@ -782,8 +804,8 @@ final class LifecycleEngine implements SandboxManager {
             destroyLocked(e, e.deactivate(false, 0, 0), null);
             return true;
         } finally {
-            dropIfIdle(e);
-            e.lifecycle.unlock();
+            sessions.dropIfIdle(e);
+            unlock(e);
         }
     }
 
@@ -795,9 +817,10 @@ final class LifecycleEngine implements SandboxManager {
     // ---------------------------------------------------------------- housekeeping (called by the housekeeper)
 
     /** Reaps the session if it is still idle; returns whether it did. Runs on a scheduler thread. */
-    boolean reapIfIdle(SessionEntry e) {
+    @Override
+    public boolean reapIfIdle(SessionEntry e) {
         e.reapQueued = false;
-        if (!e.lifecycle.tryLock()) {
+        if (!tryLock(e)) {
             return false; // busy with a lifecycle step: that is activity
         }
         try (MDC.MDCCloseable ignored = MDC.putCloseable(MDC_SESSION, e.sessionId)) {
@@ -820,8 +843,8 @@ final class LifecycleEngine implements SandboxManager {
             events.emit(new SandboxEvent.IdleReaped(e.sessionId, sandboxId, clock.instant(), Duration.ofMillis(idleFor)));
             return true;
         } finally {
-            dropIfIdle(e);
-            e.lifecycle.unlock();
+            sessions.dropIfIdle(e);
+            unlock(e);
         }
     }
 
@@ -876,7 +899,7 @@ final class LifecycleEngine implements SandboxManager {
         Optional<SessionRecord> current;
         try {
             current = store.find(e.sessionId);
-            remove(sandboxId);
+            removals.remove(sandboxId);
         } catch (RuntimeException notNow) {
             e.reactivate(sandboxId);
             e.stopFailed(clock.millis());
@@ -893,8 +916,7 @@ final class LifecycleEngine implements SandboxManager {
             // failed just now (the orphan sweep then records the session SUSPENDED, and a call resumes it).
             log.info("Session {}: removed container {} ({}); the session is no longer recorded as ours", e.sessionId,
                     shortId(sandboxId), reason.text);
-            e.markGone();
-            sessions.remove(e.sessionId, e);
+            sessions.forget(e);
             return true;
         }
         e.record = written.get();
@@ -908,8 +930,9 @@ final class LifecycleEngine implements SandboxManager {
      * The container stopped answering (removed outside this manager, or its PID 1 died and it exited): remove
      * what is left of it and record the session SUSPENDED, so that the next call resumes.
      */
-    void forgetContainer(SessionEntry e, String sandboxId) {
-        e.lifecycle.lock();
+    @Override
+    public void forgetContainer(SessionEntry e, String sandboxId) {
+        lock(e);
         try {
             if (!sandboxId.equals(e.sandboxId())) {
                 return;
@@ -917,12 +940,12 @@ final class LifecycleEngine implements SandboxManager {
             e.deactivate(false, 0, 0);
             // An exited container is still there: never leave it (if this fails, the orphan sweep removes it,
             // since this manager no longer holds it).
-            removeQuietly(sandboxId);
+            removals.removeQuietly(sandboxId);
             store.update(e.record.withSandbox(SessionState.SUSPENDED, null, null).withOwner(null, null))
                     .ifPresent(r -> e.record = r);
         } finally {
-            dropIfIdle(e);
-            e.lifecycle.unlock();
+            sessions.dropIfIdle(e);
+            unlock(e);
         }
     }
 
@@ -930,8 +953,9 @@ final class LifecycleEngine implements SandboxManager {
      * The store says another manager owns the session now (it took over after our lease lapsed, for
      * example after a long pause). The container is theirs to manage: forget it without removing it.
      */
-    void lostOwnership(SessionEntry e) {
-        e.lifecycle.lock();
+    @Override
+    public void lostOwnership(SessionEntry e) {
+        lock(e);
         try {
             if (e.isGone() || !e.isActive()) {
                 return;
@@ -943,18 +967,9 @@ final class LifecycleEngine implements SandboxManager {
             log.warn("Session {}: ownership passed to {}; forgetting container {}", e.sessionId,
                     now.map(SessionRecord::owner).orElse("nobody"), shortId(e.sandboxId()));
             e.deactivate(false, 0, 0);
-            e.markGone();
-            sessions.remove(e.sessionId, e);
+            sessions.forget(e);
         } finally {
-            e.lifecycle.unlock();
-        }
-    }
-
-    /** Drops a map entry that holds no container, so idle sessions cost no memory. Lifecycle lock held. */
-    private void dropIfIdle(SessionEntry e) {
-        if (!e.isActive() && !e.isGone() && e.inflight() == 0) {
-            e.markGone();
-            sessions.remove(e.sessionId, e);
+            unlock(e);
         }
     }
 
@@ -968,7 +983,7 @@ final class LifecycleEngine implements SandboxManager {
 
     @Override
     public ManagerStats stats() {
-        long active = sessions.values().stream().filter(SessionEntry::isActive).count();
+        long active = sessions.activeCount();
         long pooled = pools.values().stream().mapToLong(PoolManager::size).sum();
         return stats.snapshot(active, pooled);
     }
@@ -996,20 +1011,20 @@ final class LifecycleEngine implements SandboxManager {
         closed = true;
         housekeeper.stop();
         List<Future<?>> stops = new ArrayList<>();
-        for (SessionEntry e : sessions.values()) {
-            stops.add(scheduler.submit(() -> {
-                e.lifecycle.lock();
+        for (SessionEntry e : sessions.all()) {
+            stops.add(submitOrRun(() -> {
+                lock(e);
                 try {
                     if (!e.isGone()) {
                         stop(e, StopReason.CLOSED);
                     }
                 } finally {
-                    e.lifecycle.unlock();
+                    unlock(e);
                 }
             }));
         }
         for (PoolManager pool : pools.values()) {
-            stops.add(scheduler.submit(pool::drain));
+            stops.add(submitOrRun(pool::drain));
         }
         for (Future<?> f : stops) {
             try {
@@ -1047,43 +1062,36 @@ final class LifecycleEngine implements SandboxManager {
      * The clock's instant at millisecond precision: what any store can keep exactly, so that a record read
      * back equals the one written (handles compare session incarnations by creation instant).
      */
-    Instant now() {
-        return Instant.ofEpochMilli(clock.millis());
+    private Instant now() {
+        return ctx.now();
     }
 
-    Instant lease(Instant now) {
-        return now.plusMillis(leaseMillis);
+    private Instant lease(Instant now) {
+        return ctx.lease(now);
     }
 
-    boolean isClosed() {
+    @Override
+    public boolean isClosed() {
         return closed;
+    }
+
+    /**
+     * Runs close()'s work on the scheduler, in parallel; on the calling thread if the scheduler no longer takes
+     * tasks (a caller's scheduler shut down before close): close() must finish its work either way.
+     */
+    private Future<?> submitOrRun(Runnable task) {
+        try {
+            return scheduler.submit(task);
+        } catch (java.util.concurrent.RejectedExecutionException shutDown) {
+            java.util.concurrent.FutureTask<Void> inline = new java.util.concurrent.FutureTask<>(task, null);
+            inline.run();
+            return inline;
+        }
     }
 
     private void checkOpen() {
         if (closed) {
             throw new IllegalStateException("sandbox manager " + instanceId + " is closed");
-        }
-    }
-
-    void removeQuietly(String sandboxId) {
-        try {
-            remove(sandboxId);
-        } catch (RuntimeException e) {
-            log.warn("Could not remove container {}: {}", shortId(sandboxId), e.toString());
-        }
-    }
-
-    /**
-     * Every removal the engine decides goes through here, so the orphan sweep knows about it. A removal that
-     * fails is forgotten again: the sweep must still find that container.
-     */
-    void remove(String sandboxId) {
-        removedByUs.put(sandboxId, clock.millis());
-        try {
-            driver.remove(sandboxId);
-        } catch (RuntimeException notRemoved) {
-            removedByUs.remove(sandboxId);
-            throw notRemoved;
         }
     }
 

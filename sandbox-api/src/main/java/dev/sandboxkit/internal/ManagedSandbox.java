@@ -54,7 +54,7 @@ final class ManagedSandbox implements Sandbox {
 
     @Override
     public void keepAlive() {
-        engine.keepAlive(sessionId);
+        engine.keepAlive(sessionId, incarnation);
     }
 
     @Override

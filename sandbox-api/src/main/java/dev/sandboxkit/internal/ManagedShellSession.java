@@ -122,8 +122,7 @@ final class ManagedShellSession implements ShellSession {
         if (closed) {
             return false;
         }
-        SessionEntry e = engine.sessions.get(sessionId);
-        return e != null && sandboxId.equals(e.sandboxId());
+        return engine.holds(sessionId, sandboxId);
     }
 
     @Override

@@ -31,7 +31,7 @@ public record ManagerSettings(
         ScheduledExecutorService scheduler,
         String instanceId,
         Map<String, String> driverProperties,
-        SandboxListener listener,
+        List<SandboxListener> listeners,
         List<WarmPool> warmPools,
         Duration reconcileInterval,
         String fleet,
@@ -41,6 +41,7 @@ public record ManagerSettings(
     public ManagerSettings {
         driverProperties = Map.copyOf(driverProperties);
         warmPools = List.copyOf(warmPools);
+        listeners = List.copyOf(listeners);
     }
 
     /**

@@ -14,6 +14,7 @@ import java.util.concurrent.LinkedBlockingDeque;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 
 /**
  * One warm pool: pre-started sandboxes for one spec, each with its own slot workdir.
@@ -34,7 +35,8 @@ final class PoolManager {
     record Slot(String slotId, String sandboxId, String workspace, long startedAt, Map<String, String> attributes) {
     }
 
-    private final LifecycleEngine engine;
+    private final EngineContext ctx;
+    private final BooleanSupplier managerClosed;
     private final WarmPool config;
     private final String fingerprint;
     private final LinkedBlockingDeque<Slot> idle = new LinkedBlockingDeque<>();
@@ -42,8 +44,9 @@ final class PoolManager {
     private final AtomicLong sequence = new AtomicLong();
     private volatile boolean closed;
 
-    PoolManager(LifecycleEngine engine, WarmPool config, String fingerprint) {
-        this.engine = engine;
+    PoolManager(EngineContext ctx, BooleanSupplier managerClosed, WarmPool config, String fingerprint) {
+        this.ctx = ctx;
+        this.managerClosed = managerClosed;
         this.config = config;
         this.fingerprint = fingerprint;
     }
@@ -72,7 +75,7 @@ final class PoolManager {
             replenishAsync();
             return slot;
         }
-        engine.stats.poolMisses.increment();
+        ctx.stats().poolMisses.increment();
         replenishAsync();
         switch (config.whenEmpty()) {
             case FAIL_FAST -> throw new SandboxAcquireException("warm pool for " + config.spec().image()
@@ -103,7 +106,7 @@ final class PoolManager {
             return;
         }
         try {
-            engine.scheduler.execute(this::fill);
+            ctx.scheduler().execute(this::fill);
         } catch (RuntimeException rejected) {
             log.debug("Warm pool refill not scheduled: {}", rejected.toString());
         }
@@ -111,7 +114,7 @@ final class PoolManager {
 
     /** Starts sandboxes until the pool holds its minimum, never more than its maximum in flight. */
     void fill() {
-        while (!closed && !engine.isClosed()) {
+        while (!closed && !managerClosed.getAsBoolean()) {
             int inFlight = starting.incrementAndGet();
             if (idle.size() + inFlight > config.minSize() || idle.size() + inFlight > config.maxSize()) {
                 doneStarting();
@@ -134,34 +137,34 @@ final class PoolManager {
     }
 
     private Slot startSlot() {
-        String slotId = "_pool." + fingerprint + "." + sequence.incrementAndGet() + "." + engine.instanceId;
-        String workspace = engine.driver.createWorkspace(slotId, config.spec());
-        Map<String, String> labels = engine.labels(slotId, config.spec());
+        String slotId = "_pool." + fingerprint + "." + sequence.incrementAndGet() + "." + ctx.instanceId();
+        String workspace = ctx.driver().createWorkspace(slotId, config.spec());
+        Map<String, String> labels = ctx.labels(slotId, config.spec());
         labels.put(SandboxLabels.POOL, slotId);
         try {
-            String sandboxId = engine.driver.create(new CreateRequest(slotId, config.spec(), workspace, labels));
+            String sandboxId = ctx.driver().create(new CreateRequest(slotId, config.spec(), workspace, labels));
             try {
-                Map<String, String> attributes = engine.setup.prepare(engine.driver, slotId, sandboxId, config.spec(),
+                Map<String, String> attributes = ctx.setup().prepare(ctx.driver(), slotId, sandboxId, config.spec(),
                         new java.util.HashMap<>());
                 // One exec while the slot waits warms the exec path (Docker opens the command channel then), so
                 // the first exec after a pool hit costs what any exec costs. Its exit code does not matter.
-                engine.driver.exec(sandboxId, WARM_UP);
-                return new Slot(slotId, sandboxId, workspace, engine.clock.millis(), attributes);
+                ctx.driver().exec(sandboxId, WARM_UP);
+                return new Slot(slotId, sandboxId, workspace, ctx.clock().millis(), attributes);
             } catch (RuntimeException setupFailed) {
-                engine.removeQuietly(sandboxId);
+                ctx.removals().removeQuietly(sandboxId);
                 throw setupFailed;
             }
         } catch (RuntimeException e) {
-            engine.driver.deleteWorkspace(workspace);
+            ctx.driver().deleteWorkspace(workspace);
             throw e;
         }
     }
 
     /** Removes a slot's sandbox and workdir; used for slots that cannot be handed out. */
     void discard(String sandboxId, String workspace) {
-        engine.removeQuietly(sandboxId);
+        ctx.removals().removeQuietly(sandboxId);
         try {
-            engine.driver.deleteWorkspace(workspace);
+            ctx.driver().deleteWorkspace(workspace);
         } catch (RuntimeException e) {
             log.warn("Could not delete pool workdir {}: {}", workspace, e.toString());
         }

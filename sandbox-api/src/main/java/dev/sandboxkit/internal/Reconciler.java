@@ -10,6 +10,7 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -39,57 +40,52 @@ final class Reconciler {
      */
     static final Duration UNKNOWN_OWNER_GRACE = Duration.ofMinutes(10);
 
-    private final LifecycleEngine engine;
+    private final EngineContext ctx;
+    private final LifecycleActions engine;
+    private final Collection<PoolManager> pools;
 
-    Reconciler(LifecycleEngine engine) {
+    Reconciler(EngineContext ctx, LifecycleActions engine, Collection<PoolManager> pools) {
+        this.ctx = ctx;
         this.engine = engine;
+        this.pools = List.copyOf(pools);
     }
 
     /** One pass; returns the number of containers removed. */
     synchronized int run() {
-        Instant now = engine.now();
-        long nowMillis = now.toEpochMilli();
-        // Forget removals old enough that no listing taken before them can still be in use.
-        engine.removedByUs.values().removeIf(at -> nowMillis - at > Duration.ofMinutes(10).toMillis());
+        Instant now = ctx.now();
         finishDestroys(now, false);
         // Records first, containers second: a record ACTIVE before the listing has its container in it
         // unless that container was really removed (and then the compare-and-set below settles it).
         // Only what the comparison needs is kept per record; the rare record acted on is read again.
         Map<String, ActiveRecord> active = new HashMap<>();
         forEachInState(SessionState.ACTIVE, r -> active.put(r.sessionId(), new ActiveRecord(r.sandboxId(), r.version())));
-        List<SandboxDescriptor> containers = engine.driver.list(Map.of(SandboxLabels.MANAGED, "true",
-                SandboxLabels.FLEET, engine.fleet));
-        Set<String> held = new HashSet<>();
-        engine.sessions.values().forEach(e -> {
-            String id = e.sandboxId();
-            if (id != null) {
-                held.add(id);
-            }
-        });
+        List<SandboxDescriptor> containers = ctx.driver().list(Map.of(SandboxLabels.MANAGED, "true",
+                SandboxLabels.FLEET, ctx.fleet()));
+        Set<String> held = ctx.sessions().containers();
         Map<String, Boolean> liveOwners = new HashMap<>();
         int removed = 0;
         for (SandboxDescriptor c : containers) {
-            if (held.contains(c.id()) || engine.removedByUs.containsKey(c.id())
-                    || engine.pools.values().stream().anyMatch(p -> p.owns(c.id()))) {
+            if (held.contains(c.id()) || ctx.removals().removedRecently(c.id())
+                    || pools.stream().anyMatch(p -> p.owns(c.id()))) {
                 continue; // ours, or already removed by us since the listing was taken
             }
             String reason = orphanReason(c, now, liveOwners);
             if (reason == null) {
                 continue;
             }
-            engine.remove(c.id());
+            ctx.removals().remove(c.id());
             removed++;
-            engine.stats.orphansRemoved.increment();
+            ctx.stats().orphansRemoved.increment();
             log.info("Removed orphan container {} (session {}, owner {}): {}", LifecycleEngine.shortId(c.id()),
                     c.sessionId(), c.owner(), reason);
-            engine.events.emit(new SandboxEvent.OrphanRemoved(c.sessionId(), c.id(), engine.clock.instant(), reason));
+            ctx.events().emit(new SandboxEvent.OrphanRemoved(c.sessionId(), c.id(), ctx.clock().instant(), reason));
         }
         Set<String> present = new HashSet<>();
         containers.forEach(c -> present.add(c.id()));
         for (Map.Entry<String, ActiveRecord> a : active.entrySet()) {
             if (a.getValue().sandboxId() == null || !present.contains(a.getValue().sandboxId())) {
                 // Only if it is still the record seen before the listing: a newer one may have a newer container.
-                engine.store.find(a.getKey()).filter(r -> r.version() == a.getValue().version())
+                ctx.store().find(a.getKey()).filter(r -> r.version() == a.getValue().version())
                         .ifPresent(r -> suspendIfContainerGone(r, now, liveOwners));
             }
         }
@@ -104,7 +100,7 @@ final class Reconciler {
     private void forEachInState(SessionState state, java.util.function.Consumer<SessionRecord> action) {
         String after = null;
         while (true) {
-            List<SessionRecord> page = engine.store.findByState(state, after, PAGE_SIZE);
+            List<SessionRecord> page = ctx.store().findByState(state, after, PAGE_SIZE);
             page.forEach(action);
             if (page.size() < PAGE_SIZE) {
                 return;
@@ -122,7 +118,7 @@ final class Reconciler {
         List<SessionRecord> destroying = new java.util.ArrayList<>();
         forEachInState(SessionState.DESTROYING, destroying::add);
         for (SessionRecord rec : destroying) {
-            boolean ours = engine.instanceId.equals(rec.owner());
+            boolean ours = ctx.instanceId().equals(rec.owner());
             if ((onlyOurs && !ours) || (!ours && rec.owner() != null && !rec.leaseExpired(now)
                     && isLive(rec.owner(), now, liveOwners))) {
                 continue;
@@ -144,21 +140,21 @@ final class Reconciler {
      */
     synchronized void closing() {
         try {
-            finishDestroys(engine.now(), true);
+            finishDestroys(ctx.now(), true);
         } catch (RuntimeException storeDown) {
             log.warn("Could not finish pending destroys while closing: {}", storeDown.toString());
         }
         List<SandboxDescriptor> left;
         try {
-            left = engine.driver.list(Map.of(SandboxLabels.MANAGED, "true", SandboxLabels.OWNER, engine.instanceId));
+            left = ctx.driver().list(Map.of(SandboxLabels.MANAGED, "true", SandboxLabels.OWNER, ctx.instanceId()));
         } catch (RuntimeException engineDown) {
             log.warn("Could not look for containers left behind while closing ({}); the next manager of fleet {} "
-                    + "sharing this store removes them", engineDown.toString(), engine.fleet);
+                    + "sharing this store removes them", engineDown.toString(), ctx.fleet());
             return;
         }
         for (SandboxDescriptor c : left) {
             try {
-                engine.remove(c.id());
+                ctx.removals().remove(c.id());
                 log.info("Removed container {} of session {} left behind by an earlier failed removal",
                         LifecycleEngine.shortId(c.id()), c.sessionId());
             } catch (RuntimeException stillThere) {
@@ -171,18 +167,18 @@ final class Reconciler {
     private String orphanReason(SandboxDescriptor c, Instant now, Map<String, Boolean> liveOwners) {
         String owner = c.owner();
         String sessionId = c.sessionId();
-        if (engine.instanceId.equals(owner)) {
+        if (ctx.instanceId().equals(owner)) {
             // Looked at now, not from the snapshot taken after the listing: a start that finished since then
             // holds the container, and one still running holds the session's lock.
-            SessionEntry e = sessionId == null ? null : engine.sessions.get(sessionId);
+            SessionEntry e = sessionId == null ? null : ctx.sessions().get(sessionId);
             if ((e != null && (e.lifecycle.isLocked() || c.id().equals(e.sandboxId())))
-                    || (c.labels().containsKey(SandboxLabels.POOL) && engine.pools.values().stream().anyMatch(PoolManager::isStarting))) {
+                    || (c.labels().containsKey(SandboxLabels.POOL) && pools.stream().anyMatch(PoolManager::isStarting))) {
                 return null; // being started right now
             }
             return "created by this manager but not held by it (an interrupted start)";
         }
         Boolean live = owner == null ? Boolean.FALSE : liveness(owner, now, liveOwners);
-        if (live == null && (!engine.fleetExplicit || c.createdAt().plus(UNKNOWN_OWNER_GRACE).isAfter(now))) {
+        if (live == null && (!ctx.fleetExplicit() || c.createdAt().plus(UNKNOWN_OWNER_GRACE).isAfter(now))) {
             // An owner this store knows nothing about may be another application on the same engine. Only a
             // fleet the user named asserts "every manager here shares my store"; even then, wait a while.
             return null;
@@ -196,7 +192,7 @@ final class Reconciler {
         if (c.labels().containsKey(SandboxLabels.POOL) || sessionId == null) {
             return "unused warm-pool container; " + dead;
         }
-        Optional<SessionRecord> found = engine.store.find(sessionId);
+        Optional<SessionRecord> found = ctx.store().find(sessionId);
         if (found.isEmpty()) {
             return "unknown session; " + dead;
         }
@@ -207,11 +203,11 @@ final class Reconciler {
         if (!c.id().equals(rec.sandboxId())) {
             return "not the session's current container; " + dead;
         }
-        if (engine.instanceId.equals(rec.owner()) || (rec.owner() != null && isLive(rec.owner(), now, liveOwners))) {
+        if (ctx.instanceId().equals(rec.owner()) || (rec.owner() != null && isLive(rec.owner(), now, liveOwners))) {
             return null; // the session has moved to a live manager, which manages this container
         }
         // Claim the session back to SUSPENDED first, so that exactly one sweeper removes the container.
-        Optional<SessionRecord> claimed = engine.store.update(rec.withSandbox(SessionState.SUSPENDED, null, null)
+        Optional<SessionRecord> claimed = ctx.store().update(rec.withSandbox(SessionState.SUSPENDED, null, null)
                 .withOwner(null, null));
         return claimed.isPresent() ? "session was ACTIVE under a gone owner; recorded SUSPENDED" : null;
     }
@@ -220,8 +216,8 @@ final class Reconciler {
         if (rec.sessionId().startsWith(LifecycleEngine.PRESENCE_PREFIX)) {
             return;
         }
-        if (engine.instanceId.equals(rec.owner())) {
-            SessionEntry e = engine.sessions.get(rec.sessionId());
+        if (ctx.instanceId().equals(rec.owner())) {
+            SessionEntry e = ctx.sessions().get(rec.sessionId());
             if (e != null && e.lifecycle.isLocked()) {
                 return;
             }
@@ -234,8 +230,8 @@ final class Reconciler {
         } else if (rec.owner() != null && isLive(rec.owner(), now, liveOwners)) {
             return; // its owner will notice on the next exec
         }
-        engine.store.update(rec.withSandbox(SessionState.SUSPENDED, null, null)
-                        .withOwner(engine.instanceId.equals(rec.owner()) ? rec.owner() : null, null))
+        ctx.store().update(rec.withSandbox(SessionState.SUSPENDED, null, null)
+                        .withOwner(ctx.instanceId().equals(rec.owner()) ? rec.owner() : null, null))
                 .ifPresent(r -> log.info("Session {}: ACTIVE but its container {} is gone; recorded SUSPENDED",
                         r.sessionId(), LifecycleEngine.shortId(rec.sandboxId())));
     }
@@ -247,11 +243,11 @@ final class Reconciler {
 
     /** {@code true} live, {@code false} gone (its presence lease expired), {@code null} unknown to this store. */
     private Boolean liveness(String owner, Instant now, Map<String, Boolean> cache) {
-        if (owner.equals(engine.instanceId)) {
+        if (owner.equals(ctx.instanceId())) {
             return Boolean.TRUE;
         }
         if (!cache.containsKey(owner)) {
-            cache.put(owner, engine.store.find(LifecycleEngine.PRESENCE_PREFIX + owner)
+            cache.put(owner, ctx.store().find(LifecycleEngine.PRESENCE_PREFIX + owner)
                     .map(r -> !r.leaseExpired(now)).orElse(null));
         }
         return cache.get(owner);

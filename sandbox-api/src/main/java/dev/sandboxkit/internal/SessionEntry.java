@@ -44,6 +44,8 @@ final class SessionEntry {
     volatile Map<String, String> execEnv = Map.of();
     /** Epoch millis when the live container started (for the lifetime limit). */
     volatile long startedAt;
+    /** This container's lifetime limit: the spec's, less a random 0-2.5%, or 0 for none. */
+    volatile long lifetimeMillis;
     /** The container the janitor killed for exceeding its lifetime, so its running execs can say so. */
     volatile String lifetimeKilled;
     /** Last activity already written to the store (housekeeper only). */
@@ -84,6 +86,7 @@ final class SessionEntry {
         spec = sandboxSpec;
         execEnv = env;
         startedAt = containerStart;
+        lifetimeMillis = jittered(sandboxSpec.maxLifetime());
         lastActivity = now;
         flushedActivity = now;
         firstExecPending = true;
@@ -99,9 +102,21 @@ final class SessionEntry {
 
     /** Whether the live container has outlived {@code lifetimeMillis}; lock-free pre-check for the janitor. */
     boolean outlived(long now) {
-        SandboxSpec s = spec;
-        return sandboxId != null && s != null && s.maxLifetime() != null
-                && now - startedAt >= s.maxLifetime().toMillis();
+        long limit = lifetimeMillis;
+        return sandboxId != null && limit > 0 && now - startedAt >= limit;
+    }
+
+    /**
+     * A maximum lifetime less a random 0-2.5% (as HikariCP does), so that sandboxes started together, a warm
+     * pool filled at once say, are not all killed at the same moment.
+     */
+    static long jittered(java.time.Duration maxLifetime) {
+        if (maxLifetime == null) {
+            return 0;
+        }
+        long millis = maxLifetime.toMillis();
+        long spread = millis / 40;
+        return Math.max(1, millis - (spread > 0 ? java.util.concurrent.ThreadLocalRandom.current().nextLong(spread + 1) : 0));
     }
 
     /**

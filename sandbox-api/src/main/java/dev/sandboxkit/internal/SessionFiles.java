@@ -19,7 +19,8 @@ import java.util.Objects;
  * workdir (see {@link dev.sandboxkit.spi.SandboxDriver#files}).
  */
 final class SessionFiles implements SandboxFiles {
-    private final LifecycleEngine engine;
+    private final EngineContext ctx;
+    private final LifecycleActions engine;
     private final String sessionId;
     /** The handle's incarnation, or null through the manager (any incarnation). */
     private final Instant incarnation;
@@ -29,7 +30,8 @@ final class SessionFiles implements SandboxFiles {
     private record Decoded(String encoded, SandboxSpec spec) {
     }
 
-    SessionFiles(LifecycleEngine engine, String sessionId, Instant incarnation) {
+    SessionFiles(EngineContext ctx, LifecycleActions engine, String sessionId, Instant incarnation) {
+        this.ctx = ctx;
         this.engine = engine;
         this.sessionId = sessionId;
         this.incarnation = incarnation;
@@ -38,15 +40,15 @@ final class SessionFiles implements SandboxFiles {
     /** The driver's files API on the session's workdir, looked up now. */
     private SandboxFiles target() {
         if (engine.isClosed()) {
-            throw new IllegalStateException("sandbox manager " + engine.instanceId + " is closed");
+            throw new IllegalStateException("sandbox manager " + ctx.instanceId() + " is closed");
         }
-        SessionEntry e = engine.sessions.get(sessionId);
+        SessionEntry e = ctx.sessions().get(sessionId);
         SessionRecord rec = e == null ? null : e.record;
         SandboxSpec spec = e == null ? null : e.spec;
-        if (rec != null && spec != null && e.touch(engine.clock.millis())) {
+        if (rec != null && spec != null && e.touch(ctx.clock().millis())) {
             return checked(rec, spec);
         }
-        rec = engine.store.find(sessionId).orElseThrow(() -> LifecycleEngine.notFound(sessionId));
+        rec = ctx.store().find(sessionId).orElseThrow(() -> LifecycleEngine.notFound(sessionId));
         Decoded d = decoded;
         if (d == null || !d.encoded().equals(rec.spec())) {
             d = new Decoded(rec.spec(), SpecCodec.parse(rec.spec()));
@@ -59,7 +61,7 @@ final class SessionFiles implements SandboxFiles {
         if (LifecycleEngine.isDestroyed(rec) || (incarnation != null && !incarnation.equals(rec.createdAt()))) {
             throw LifecycleEngine.notFound(sessionId);
         }
-        return engine.driver.files(rec.workspace(), spec, engine.fileLimits);
+        return ctx.driver().files(rec.workspace(), spec, ctx.fileLimits());
     }
 
     private static String path(String path) {

@@ -1,5 +1,7 @@
 package dev.sandboxkit.internal;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import dev.sandboxkit.ExecMode;
 import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.PullPolicy;
@@ -16,7 +18,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Turns a {@link SandboxSpec} into stable text for the store and back, so that any manager sharing the
@@ -27,8 +28,31 @@ import java.util.concurrent.ConcurrentHashMap;
 final class SpecCodec {
     private static final String VERSION = "sandboxkit-spec/1";
 
+    /** Bounds of the caches below: a manager usually sees a handful of specs; more only costs re-encoding. */
+    static final int MAX_CACHED_SPECS = 1_024;
+
     /** Decoded specs are shared: thousands of sessions usually use a handful of specs. */
-    private final Map<String, SandboxSpec> decoded = new ConcurrentHashMap<>();
+    private final Cache<String, SandboxSpec> decoded = bounded();
+    /** One shared copy of each encoded spec and fingerprint, so that 10,000 sessions hold one string each. */
+    private final Cache<String, String> interned = bounded();
+    /** The encoding and fingerprint of recently seen specs: every acquire needs them, most with an equal spec. */
+    private final Cache<SandboxSpec, Encoded> encodings = bounded();
+
+    /** A spec's stored form and its fingerprint, both interned. */
+    record Encoded(String text, String fingerprint) {
+    }
+
+    private static <K, V> Cache<K, V> bounded() {
+        return Caffeine.newBuilder().maximumSize(MAX_CACHED_SPECS).executor(Runnable::run).build();
+    }
+
+    /** The spec's encoding and fingerprint, interned. */
+    Encoded encoded(SandboxSpec spec) {
+        return encodings.get(spec, s -> {
+            String text = intern(encode(s));
+            return new Encoded(text, intern(fingerprint(text)));
+        });
+    }
 
     static String encode(SandboxSpec s) {
         TreeMap<String, String> kv = new TreeMap<>();
@@ -81,16 +105,12 @@ final class SpecCodec {
         return b.toString();
     }
 
-    /** One shared copy of each encoded spec and fingerprint, so that 10,000 sessions hold one string each. */
-    private final Map<String, String> interned = new ConcurrentHashMap<>();
-
     String intern(String text) {
-        String previous = interned.putIfAbsent(text, text);
-        return previous != null ? previous : text;
+        return interned.get(text, t -> t);
     }
 
     SandboxSpec decode(String text) {
-        return decoded.computeIfAbsent(text, SpecCodec::parse);
+        return decoded.get(text, SpecCodec::parse);
     }
 
     static SandboxSpec parse(String text) {

@@ -21,11 +21,13 @@ class SandboxMetricsTest {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         ManualClock clock = new ManualClock();
         ManualScheduler scheduler = new ManualScheduler(clock);
-        SandboxMetrics metrics = new SandboxMetrics(registry);
+        SandboxMetrics metrics = new SandboxMetrics();
+        metrics.bindTo(registry); // before the manager: as a framework binds MeterBinder beans
         try (SandboxManager manager = SandboxManager.builder().driver(new FakeDriver(clock)).clock(clock)
                 .scheduler(scheduler).idleTimeout(Duration.ofMinutes(1)).reaperInterval(Duration.ofSeconds(1))
                 .listener(metrics).warmPool(WarmPool.of(SPEC.toBuilder().image("pooled").build(), 1)).build()) {
-            metrics.bindGauges(manager);
+            assertThat(registry.get("sandboxkit.sandboxes.active").gauge().value()).isNaN();
+            metrics.monitor(manager);
 
             manager.acquire("a", SPEC).exec("true");
             manager.acquire("b", SPEC);
@@ -47,6 +49,29 @@ class SandboxMetricsTest {
             assertThat(registry.get("sandboxkit.start").tag("kind", "pool").timer().count()).isEqualTo(1);
             assertThat(registry.get("sandboxkit.start").tag("kind", "resumed").timer().count()).isEqualTo(1);
             assertThat(registry.get("sandboxkit.sessions.suspended").gauge().value()).isEqualTo(0);
+        }
+    }
+
+    @Test
+    void everyBoundRegistryCountsAndAnApplicationListenerStillHearsEverything() {
+        SimpleMeterRegistry one = new SimpleMeterRegistry();
+        SimpleMeterRegistry two = new SimpleMeterRegistry();
+        SandboxMetrics metrics = new SandboxMetrics(io.micrometer.core.instrument.Tags.of("fleet", "agents"));
+        java.util.List<dev.sandboxkit.SandboxEvent> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
+        metrics.bindTo(one);
+        try (SandboxManager manager = SandboxManager.builder().driver(new FakeDriver()).listener(metrics)
+                .listener(heard::add).build()) {
+            manager.acquire("a", SPEC);
+            metrics.bindTo(two);
+            metrics.bindTo(two); // idempotent
+            manager.acquire("b", SPEC);
+            assertThat(one.get("sandboxkit.events").tag("event", "created").tag("fleet", "agents").counter().count())
+                    .isEqualTo(2);
+            assertThat(two.get("sandboxkit.events").tag("event", "created").counter().count()).isEqualTo(1);
+            assertThat(heard).filteredOn(dev.sandboxkit.SandboxEvent.Created.class::isInstance).hasSize(2);
+            metrics.monitor(manager);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> metrics.monitor(manager))
+                    .isInstanceOf(IllegalStateException.class);
         }
     }
 }

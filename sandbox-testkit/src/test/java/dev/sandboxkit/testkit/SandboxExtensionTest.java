@@ -7,7 +7,6 @@ import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SandboxUnavailableException;
 import dev.sandboxkit.SessionState;
-import dev.sandboxkit.docker.DockerDriverProvider;
 import dev.sandboxkit.spi.DriverContext;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SandboxLabels;
@@ -227,73 +226,7 @@ class SandboxExtensionTest {
         }
     }
 
-    @Nested
-    @DisplayName("on Docker")
-    class OnDocker {
-        @Test
-        @DisplayName("runs a real sandbox on the default BusyBox image and removes its container and workdir afterwards")
-        void realSandbox(@TempDir Path scratch) {
-            RealDocker.sessions.clear();
-            Map<String, String> props = new HashMap<>();
-            props.put(SandboxExtension.IMAGE_PROPERTY, null); // let the extension build its default image
-
-            EngineExecutionResults results = run(RealDocker.class, props);
-
-            assertThat(results.testEvents().succeeded().count()).as(failures(results.allEvents())).isEqualTo(1);
-            assertThat(RealDocker.image).startsWith(TestImages.BUSYBOX_REPOSITORY + ":");
-            assertThat(RealDocker.workspace).doesNotExist();
-            try (SandboxDriver docker = new DockerDriverProvider().create(
-                    new DriverContext("verify", scratch, Clock.systemUTC(), Map.of()))) {
-                for (String id : RealDocker.sessions) {
-                    assertThat(docker.list(Map.of(SandboxLabels.SESSION, id))).as("containers of %s", id).isEmpty();
-                }
-            }
-        }
-
-        @Test
-        @DisplayName("an unreachable engine fails, naming the driver, the endpoint and how to fix it")
-        void unreachableEngine() {
-            Map<String, String> props = new HashMap<>();
-            props.put("sandboxkit.docker.host", "unix:///nonexistent/docker.sock");
-            props.put(SandboxExtension.CI_PROPERTY, "false");
-
-            EngineExecutionResults results = run(DockerMissing.class, props);
-
-            assertThat(results.allEvents().aborted().count()).isZero();
-            Event failed = results.allEvents().failed().stream().findFirst().orElseThrow();
-            assertThat(throwableOf(failed)).isInstanceOf(SandboxUnavailableException.class)
-                    .hasMessageContaining("'docker'").hasMessageContaining("unix:///nonexistent/docker.sock")
-                    .hasMessageContaining("scripts/setup-env.sh");
-        }
-    }
-
     // ------------------------------------------------------------------ fixtures
-
-    @SandboxTest(driver = "docker")
-    static class RealDocker {
-        static final List<String> sessions = new CopyOnWriteArrayList<>();
-        static String image;
-        static Path workspace;
-
-        @Test
-        void tool(Sandbox sandbox, SandboxManager manager, SandboxSpec spec) {
-            image = spec.image();
-            sessions.add(sandbox.sessionId());
-            ExecResult r = sandbox.exec(ExecRequest.shell("echo hello > note.txt && cat note.txt"));
-            assertThat(r.stdout()).isEqualTo("hello\n");
-            workspace = Path.of(sandbox.info().workspace());
-            assertThat(workspace.resolve("note.txt")).exists();
-            sessions.add(manager.acquire("second-" + sandbox.sessionId(), spec).sessionId());
-        }
-    }
-
-    @SandboxTest(driver = "docker", skipIfUnavailable = false)
-    static class DockerMissing {
-        @Test
-        void test(Sandbox sandbox) {
-            assertThat(sandbox).isNotNull();
-        }
-    }
 
     @SandboxTest(driver = SpyDriverProvider.NAME)
     @TestMethodOrder(MethodOrderer.OrderAnnotation.class)

@@ -1,5 +1,8 @@
-package dev.sandboxkit.testkit;
+package dev.sandboxkit.internal;
 
+import dev.sandboxkit.testkit.FakeDriver;
+import dev.sandboxkit.testkit.ManualClock;
+import dev.sandboxkit.testkit.ManualScheduler;
 import dev.sandboxkit.FileLimits;
 import dev.sandboxkit.SandboxFileException;
 import dev.sandboxkit.SandboxFileException.Reason;

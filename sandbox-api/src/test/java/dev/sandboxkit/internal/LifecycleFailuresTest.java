@@ -1,5 +1,9 @@
-package dev.sandboxkit.testkit;
+package dev.sandboxkit.internal;
 
+import dev.sandboxkit.testkit.FakeDriver;
+import dev.sandboxkit.testkit.ManualClock;
+import dev.sandboxkit.testkit.ManualScheduler;
+import dev.sandboxkit.testkit.ForwardingSandboxDriver;
 import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.Sandbox;
 import dev.sandboxkit.SandboxAcquireException;

@@ -1,4 +1,4 @@
-package dev.sandboxkit.testkit;
+package dev.sandboxkit.internal;
 
 import dev.sandboxkit.SessionState;
 import dev.sandboxkit.spi.SessionRecord;

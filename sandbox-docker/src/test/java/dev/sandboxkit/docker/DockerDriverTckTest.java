@@ -1,8 +1,8 @@
-package dev.sandboxkit.testkit.tck;
+package dev.sandboxkit.docker;
 
-import dev.sandboxkit.docker.DockerDriverProvider;
 import dev.sandboxkit.spi.DriverContext;
 import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.testkit.tck.SandboxDriverTck;
 import org.junit.jupiter.api.DisplayName;
 
 /**

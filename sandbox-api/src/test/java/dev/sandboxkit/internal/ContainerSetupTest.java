@@ -1,5 +1,9 @@
-package dev.sandboxkit.testkit;
+package dev.sandboxkit.internal;
 
+import dev.sandboxkit.testkit.FakeDriver;
+import dev.sandboxkit.testkit.FakeExec;
+import dev.sandboxkit.testkit.ManualClock;
+import dev.sandboxkit.testkit.ManualScheduler;
 import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.SandboxAcquireException;
 import dev.sandboxkit.SandboxManager;

@@ -1,0 +1,23 @@
+package dev.sandboxkit.internal;
+
+/**
+ * The engine operations its housekeeping parts call back: the reaper, the lease renewal and the orphan sweep
+ * decide, and the engine carries out each step under the session's lifecycle lock.
+ */
+interface LifecycleActions {
+
+    /** Reaps (or lifetime-kills) the session if it is still due; returns whether it did. */
+    boolean reapIfIdle(SessionEntry e);
+
+    /** The store says another manager owns the session now: forget its container without removing it. */
+    void lostOwnership(SessionEntry e);
+
+    /** Finishes a destroy that did not complete; returns whether it finished now. */
+    boolean retryDestroy(String sessionId);
+
+    /** The container stopped answering: remove what is left and record the session SUSPENDED. */
+    void forgetContainer(SessionEntry e, String sandboxId);
+
+    /** Whether the manager is closed (or closing). */
+    boolean isClosed();
+}
