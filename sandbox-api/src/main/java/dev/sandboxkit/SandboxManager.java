@@ -157,6 +157,14 @@ public interface SandboxManager extends AutoCloseable {
     ManagerStats stats();
 
     /**
+     * Checks that the backend answers (the Docker engine, the Kubernetes API), as a health check would. Starts
+     * nothing and touches no session.
+     *
+     * @throws SandboxUnavailableException if the backend cannot be reached (retryable); the message names it
+     */
+    void ping();
+
+    /**
      * How long a sandbox may stay idle before it is reaped ({@link Builder#idleTimeout(Duration)}).
      *
      * @return the idle TTL

@@ -989,6 +989,12 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     }
 
     @Override
+    public void ping() {
+        checkOpen();
+        driver.ping();
+    }
+
+    @Override
     public Duration idleTimeout() {
         return Duration.ofMillis(idleMillis);
     }

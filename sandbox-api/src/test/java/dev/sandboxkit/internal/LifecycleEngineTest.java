@@ -458,6 +458,16 @@ class LifecycleEngineTest {
     @DisplayName("builder and discovery")
     class BuilderDiscovery {
         @Test
+        @DisplayName("ping() asks the backend and names it when it does not answer")
+        void ping() {
+            manager.ping();
+            driver.setUnavailable(true);
+            assertThatThrownBy(manager::ping).isInstanceOf(dev.sandboxkit.SandboxUnavailableException.class);
+            driver.setUnavailable(false);
+            manager.ping();
+        }
+
+        @Test
         @DisplayName("options can be set only once")
         void setOnce() {
             SandboxManager.Builder b = SandboxManager.builder().idleTimeout(TTL);

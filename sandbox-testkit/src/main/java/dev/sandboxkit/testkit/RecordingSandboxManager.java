@@ -85,6 +85,11 @@ final class RecordingSandboxManager implements SandboxManager {
     }
 
     @Override
+    public void ping() {
+        delegate.ping();
+    }
+
+    @Override
     public Duration idleTimeout() {
         return delegate.idleTimeout();
     }
