@@ -23,6 +23,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.io.ResourceLoader;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.util.ClassUtils;
 
@@ -61,13 +62,15 @@ public class SandboxAutoConfiguration {
      * The driver the manager runs on, kept for the health indicator; closed after the manager.
      *
      * @param properties the properties
-     * @param driver     the application's driver, if it defines one
+     * @param driver         the application's driver, if it defines one
+     * @param resourceLoader the application's class loader, where driver modules are found
      * @return the backend
      */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(SandboxManager.class)
-    public SandboxBackend sandboxBackend(SandboxProperties properties, ObjectProvider<SandboxDriver> driver) {
-        return SandboxBackend.create(properties, driver.getIfUnique(), SandboxAutoConfiguration.class.getClassLoader());
+    public SandboxBackend sandboxBackend(SandboxProperties properties, ObjectProvider<SandboxDriver> driver,
+                                         ResourceLoader resourceLoader) {
+        return SandboxBackend.create(properties, driver.getIfUnique(), resourceLoader.getClassLoader());
     }
 
     /**
@@ -79,17 +82,18 @@ public class SandboxAutoConfiguration {
      * @param store      the session store, if any
      * @param spec       the default spec, if any (for the warm pool)
      * @param listeners  lifecycle listeners (metrics among them)
+     * @param resourceLoader the application's class loader
      * @return the manager
      */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
     public SandboxManager sandboxManager(SandboxProperties properties, SandboxBackend backend,
                                          ObjectProvider<SessionStore> store, ObjectProvider<SandboxSpec> spec,
-                                         ObjectProvider<SandboxListener> listeners) {
+                                         ObjectProvider<SandboxListener> listeners, ResourceLoader resourceLoader) {
         SessionStore sessions = store.getIfUnique();
         if (sessions == null && properties.getStore() != StoreType.MEMORY
                 && !ClassUtils.isPresent("dev.sandboxkit.store.jdbc.JdbcSessionStore",
-                SandboxAutoConfiguration.class.getClassLoader())) {
+                resourceLoader.getClassLoader())) {
             throw new dev.sandboxkit.SandboxConfigurationException("Invalid property sandboxkit.store: "
                     + properties.getStore().name().toLowerCase() + " needs dev.sandboxkit:sandbox-store-jdbc on the "
                     + "classpath (and the database's JDBC driver)");

@@ -5,6 +5,7 @@ import org.springframework.boot.convert.DurationStyle;
 import org.springframework.util.unit.DataSize;
 
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.regex.Pattern;
 
 /** Property checks whose failures name the property, so a bad value is found from the startup error alone. */
@@ -73,7 +74,13 @@ final class Check {
         return value;
     }
 
+    /** A duration the way it is written in properties: {@code -5s}, {@code 90m}, {@code 1500ms}. */
     static String show(Duration value) {
+        for (ChronoUnit unit : new ChronoUnit[] {ChronoUnit.DAYS, ChronoUnit.HOURS, ChronoUnit.MINUTES, ChronoUnit.SECONDS}) {
+            if (!value.isZero() && value.toNanos() % unit.getDuration().toNanos() == 0) {
+                return DurationStyle.SIMPLE.print(value, unit);
+            }
+        }
         return DurationStyle.SIMPLE.print(value);
     }
 }
