@@ -1,7 +1,8 @@
 package dev.sandboxkit.spring.ai;
 
-import dev.sandboxkit.tools.SandboxTools;
+import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.spring.ai.internal.TextResultConverter;
+import dev.sandboxkit.tools.SandboxTools;
 import org.springframework.ai.chat.model.ToolContext;
 import org.springframework.ai.tool.annotation.Tool;
 import org.springframework.ai.tool.annotation.ToolParam;
@@ -31,7 +32,7 @@ import java.util.Objects;
  * refer to them by those names. Thread-safe.
  */
 public final class SandboxToolMethods {
-    private static final String WS = "/workspace";
+    private static final String WS = SandboxSpec.WORKSPACE;
     private static final String PATH_RULE = "Paths are relative to " + WS + " (absolute paths must be inside it).";
     private static final String PATH_ARG = " Relative to " + WS + ", or absolute inside it.";
 

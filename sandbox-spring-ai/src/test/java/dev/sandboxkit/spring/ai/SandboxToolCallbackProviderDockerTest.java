@@ -11,7 +11,9 @@ import dev.sandboxkit.tools.SandboxTools;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.ai.chat.client.ChatClient;
+import org.springframework.ai.chat.client.advisor.MessageChatMemoryAdvisor;
 import org.springframework.ai.chat.memory.ChatMemory;
+import org.springframework.ai.chat.memory.MessageWindowChatMemory;
 import org.springframework.ai.chat.model.ToolContext;
 import org.springframework.ai.tool.ToolCallback;
 
@@ -159,6 +161,28 @@ class SandboxToolCallbackProviderDockerTest {
                 .isInstanceOf(SandboxAcquireException.class)
                 .hasMessageContaining("sandboxkit-no-such-image:never");
         assertThat(model.prompts).hasSize(1);
+    }
+
+    @Test
+    void afterAnOperatorFailureTheChatMemoryHoldsTheUnansweredQuestionAndNoToolCall() {
+        SandboxToolCallbackProvider broken = SandboxToolCallbackProvider.of(SandboxTools.builder(manager)
+                .spec(spec.toBuilder().image("sandboxkit-no-such-image:never").pullPolicy(PullPolicy.NEVER).build()).build());
+        ChatMemory memory = MessageWindowChatMemory.builder().build();
+        ScriptedChatModel model = new ScriptedChatModel(toolCall("run_command", "{\"command\":\"echo 1\"}"),
+                toolCall("run_command", "{\"command\":\"echo 2\"}"), reportLastToolResponse());
+        ChatClient.Builder chat = ChatClient.builder(model).defaultAdvisors(
+                MessageChatMemoryAdvisor.builder(memory).build(), new SandboxConversationAdvisor());
+
+        assertThatThrownBy(() -> chat.build().prompt().user("first").tools(broken)
+                .advisors(a -> a.param(ChatMemory.CONVERSATION_ID, "memory")).call().content())
+                .isInstanceOf(SandboxAcquireException.class);
+        // The memory advisor sits outside the tool loop: nothing half-done to repair before the next turn.
+        assertThat(memory.get("memory")).extracting(m -> m.getMessageType().name()).containsExactly("USER");
+
+        String answer = chat.build().prompt().user("second").tools(provider)
+                .advisors(a -> a.param(ChatMemory.CONVERSATION_ID, "memory")).call().content();
+        assertThat(answer).isEqualTo("final: Exit code: 0\n--- stdout ---\n2\n");
+        assertThat(memory.get("memory")).extracting(m -> m.getMessageType().name()).containsExactly("USER", "USER", "ASSISTANT");
     }
 
     @Test
