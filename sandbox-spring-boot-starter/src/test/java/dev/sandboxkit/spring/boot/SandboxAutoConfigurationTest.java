@@ -295,14 +295,16 @@ class SandboxAutoConfigurationTest {
             sandboxkit.fleet=no spaces                             | Invalid property sandboxkit.fleet: it must be 1-63 characters
             sandboxkit.instance-id=a/b                             | Invalid property sandboxkit.instance-id
             sandboxkit.max-file-entries=0                          | Invalid property sandboxkit.max-file-entries: it must be at least 1, got 0
-            sandboxkit.spec.image=Not An Image                     | Invalid property sandboxkit.spec.*: image must be a reference
+            sandboxkit.spec.image=Not An Image                     | Invalid property sandboxkit.spec.image: image must be a reference
             sandboxkit.spec.memory=-1MB                            | Invalid property sandboxkit.spec.memory: it must be at least 0 bytes
             sandboxkit.spec.cpus=-1                                | Invalid property sandboxkit.spec.cpus: it must be 0 or more
-            sandboxkit.spec.user=root                              | Invalid property sandboxkit.spec.*: user must be uid or uid:gid
+            sandboxkit.spec.user=root                              | Invalid property sandboxkit.spec.user: user must be uid or uid:gid
             sandboxkit.spec.max-lifetime=-1h                       | Invalid property sandboxkit.spec.max-lifetime: it must be positive
             sandboxkit.spec.no-proxy=localhost                     | Invalid property sandboxkit.spec.no-proxy: it needs sandboxkit.spec.http-proxy
             sandboxkit.spec.extra-ca-certificates=classpath:nope.pem | Invalid property sandboxkit.spec.extra-ca-certificates: cannot read
-            sandboxkit.spec.labels.dev.sandboxkit.x=y              | Invalid property sandboxkit.spec.*: label prefix dev.sandboxkit. is reserved
+            sandboxkit.spec.labels.dev.sandboxkit.x=y              | Invalid property sandboxkit.spec.labels: label prefix dev.sandboxkit. is reserved
+            sandboxkit.spec.image=                                 | Invalid property sandboxkit.spec.image: image is required
+            sandboxkit.spec.network=                               | Invalid property sandboxkit.spec.network: network is required
             sandboxkit.warm-pool.size=-1                           | Invalid property sandboxkit.warm-pool.size: it must be 0 or more
             sandboxkit.warm-pool.size=2;sandboxkit.warm-pool.max-size=1 | Invalid property sandboxkit.warm-pool.max-size: it must be at least 1 and at least sandboxkit.warm-pool.size (2)
             sandboxkit.tools.allowed=rm_rf                         | Invalid property sandboxkit.tools.allowed: no tool named 'rm_rf'; the tools are run_command, read_file

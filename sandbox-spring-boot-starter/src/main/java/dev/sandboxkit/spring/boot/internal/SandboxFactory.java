@@ -72,9 +72,21 @@ public final class SandboxFactory {
         try {
             return b.build();
         } catch (IllegalArgumentException | NullPointerException e) {
-            // SandboxSpec names its own fields (image, user, env, labels...), which are the properties' names too.
-            throw Check.invalid(p + "*", e.getMessage(), e);
+            throw Check.invalid(specProperty(String.valueOf(e.getMessage())), e.getMessage(), e);
         }
+    }
+
+    /** The property behind a SandboxSpec complaint, which starts with the name of the field it is about. */
+    private static String specProperty(String message) {
+        String p = "sandboxkit.spec.";
+        for (String[] field : new String[][] {{"image", "image"}, {"user", "user"}, {"network", "network"},
+                {"invalid env entry", "env"}, {"env ", "env"}, {"label", "labels"}, {"extraCaCertificates", "extra-ca-certificates"},
+                {"a proxy", "http-proxy"}}) {
+            if (message.startsWith(field[0])) {
+                return p + field[1];
+            }
+        }
+        return p + "*";
     }
 
     private static String read(org.springframework.core.io.Resource resource, String property) {
