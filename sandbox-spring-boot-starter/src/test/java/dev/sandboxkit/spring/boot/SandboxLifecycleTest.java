@@ -81,6 +81,7 @@ class SandboxLifecycleTest {
             assertThat(Engine.containers(fleet)).hasSize(1);
         });
         assertThat(Engine.containers(fleet)).isEmpty();
+        Files.delete(socket); // the link, not the engine's socket
     }
 
     @Test
