@@ -1,0 +1,153 @@
+package dev.sandboxkit.spring.boot.internal;
+
+import dev.sandboxkit.SandboxConfigurationException;
+import dev.sandboxkit.spi.DriverContext;
+import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.spi.SandboxDriverProvider;
+import dev.sandboxkit.spring.boot.SandboxProperties;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.ServiceConfigurationError;
+import java.util.ServiceLoader;
+import java.util.UUID;
+
+/**
+ * The driver the auto-configured manager runs on, with the identity it was created for. The starter creates the
+ * driver itself, rather than letting the manager pick one by name, so that the health indicator can ping the
+ * engine even while the manager is not started ({@code sandboxkit.fail-fast=false}). Closed after the manager.
+ */
+public final class SandboxBackend implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(SandboxBackend.class);
+
+    private final SandboxDriver driver;
+    private final boolean ownsDriver;
+    private final String instanceId;
+    private final Path workspaceRoot;
+
+    private SandboxBackend(SandboxDriver driver, boolean ownsDriver, String instanceId, Path workspaceRoot) {
+        this.driver = driver;
+        this.ownsDriver = ownsDriver;
+        this.instanceId = instanceId;
+        this.workspaceRoot = workspaceRoot;
+    }
+
+    /**
+     * Resolves the instance id and workspace root from the properties, and the driver: the application's, or
+     * the one named by {@code sandboxkit.driver}, or the available one with the highest priority.
+     *
+     * @param properties  the bound properties
+     * @param ownDriver   the application's driver bean, or {@code null}
+     * @param classLoader where driver providers are looked up
+     * @return the backend
+     * @throws SandboxConfigurationException naming the property, if no driver fits
+     */
+    public static SandboxBackend create(SandboxProperties properties, SandboxDriver ownDriver, ClassLoader classLoader) {
+        String instanceId = properties.getInstanceId() != null
+                ? Check.name(properties.getInstanceId(), "sandboxkit.instance-id")
+                : "m-" + UUID.randomUUID().toString().replace("-", "").substring(0, 12); // as the manager would
+        Path root = properties.getWorkspaceRoot() != null ? properties.getWorkspaceRoot() : defaultRoot();
+        root = root.toAbsolutePath().normalize();
+        if (ownDriver != null) {
+            return new SandboxBackend(ownDriver, false, instanceId, root);
+        }
+        DriverContext context = new DriverContext(instanceId, root, Clock.systemUTC(),
+                Map.copyOf(properties.getDriverProperties()));
+        return new SandboxBackend(resolve(properties.getDriver(), context, classLoader), true, instanceId, root);
+    }
+
+    private static Path defaultRoot() {
+        String configured = System.getProperty("sandboxkit.workspaceRoot"); // the manager's own default
+        return configured != null ? Path.of(configured) : Path.of(System.getProperty("java.io.tmpdir"), "sandboxkit");
+    }
+
+    private static SandboxDriver resolve(String name, DriverContext context, ClassLoader classLoader) {
+        List<SandboxDriverProvider> providers = new ArrayList<>();
+        Iterator<SandboxDriverProvider> it = ServiceLoader.load(SandboxDriverProvider.class, classLoader).iterator();
+        while (true) {
+            try {
+                if (!it.hasNext()) {
+                    break;
+                }
+                providers.add(it.next());
+            } catch (ServiceConfigurationError e) {
+                log.warn("Skipping a sandbox driver provider that failed to load: {}", e.getMessage());
+            }
+        }
+        if (name != null && !name.isBlank()) {
+            for (SandboxDriverProvider p : providers) {
+                if (p.name().equals(name.trim())) {
+                    return create(p, context);
+                }
+            }
+            throw Check.invalid("sandboxkit.driver", "no sandbox driver named '" + name + "'; drivers on the classpath: "
+                    + (providers.isEmpty() ? "none" : String.join(", ", providers.stream().map(SandboxDriverProvider::name)
+                    .sorted().toList())) + ". Add the driver module (for example dev.sandboxkit:sandbox-" + name.trim()
+                    + ") or name another.");
+        }
+        providers.sort(Comparator.comparingInt(SandboxDriverProvider::priority).reversed());
+        List<String> reasons = new ArrayList<>();
+        for (SandboxDriverProvider p : providers) {
+            Optional<String> reason = p.unavailableReason(context);
+            if (reason.isEmpty()) {
+                return create(p, context);
+            }
+            reasons.add(p.name() + ": " + reason.get());
+        }
+        throw new SandboxConfigurationException("No usable sandbox driver (sandboxkit.driver is not set, so one is "
+                + "detected): " + (reasons.isEmpty() ? "none on the classpath" : String.join("; ", reasons))
+                + ". Set sandboxkit.driver (and sandboxkit.driver-properties.*), or add dev.sandboxkit:sandbox-docker.");
+    }
+
+    private static SandboxDriver create(SandboxDriverProvider provider, DriverContext context) {
+        try {
+            return provider.create(context);
+        } catch (SandboxConfigurationException e) {
+            throw new SandboxConfigurationException("Invalid sandboxkit.driver-properties for the '" + provider.name()
+                    + "' driver: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * The driver.
+     *
+     * @return the driver
+     */
+    public SandboxDriver driver() {
+        return driver;
+    }
+
+    /**
+     * The manager's instance id, also the driver's.
+     *
+     * @return the instance id
+     */
+    public String instanceId() {
+        return instanceId;
+    }
+
+    /**
+     * Where workdirs are created.
+     *
+     * @return an absolute path
+     */
+    public Path workspaceRoot() {
+        return workspaceRoot;
+    }
+
+    /** Closes the driver if the starter created it (an application's driver bean is closed by its own context). */
+    @Override
+    public void close() {
+        if (ownsDriver) {
+            driver.close();
+        }
+    }
+}

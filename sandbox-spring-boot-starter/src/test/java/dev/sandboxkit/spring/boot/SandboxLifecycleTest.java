@@ -1,0 +1,155 @@
+package dev.sandboxkit.spring.boot;
+
+import dev.sandboxkit.SandboxManager;
+import dev.sandboxkit.SandboxUnavailableException;
+import dev.sandboxkit.spring.boot.internal.SandboxFailureAnalyzer;
+import dev.sandboxkit.tools.SandboxTools;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.actuate.info.Info;
+import org.springframework.boot.actuate.info.InfoContributor;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Startup with and without an engine, health and info, and what closing the context leaves on the engine. */
+class SandboxLifecycleTest {
+    private static final String NO_ENGINE = "sandboxkit.driver-properties.docker.host=unix:///nonexistent.sock";
+
+    @TempDir
+    Path root;
+
+    private final String fleet = Engine.newFleet();
+
+    private ApplicationContextRunner runner(String... more) {
+        return new ApplicationContextRunner().withConfiguration(SandboxAutoConfigurationTest.ALL)
+                .withPropertyValues(Engine.base(fleet, root, more));
+    }
+
+    @Test
+    void aMissingEngineFailsTheStartupSayingWhatToSet() {
+        runner(NO_ENGINE).run(context -> {
+            assertThat(context).hasFailed();
+            var failure = Engine.sandboxFailure(context.getStartupFailure());
+            assertThat(failure).isInstanceOf(SandboxUnavailableException.class);
+            assertThat(failure.getMessage()).startsWith("The sandbox backend cannot be reached (sandboxkit.driver=docker): ")
+                    .contains("/nonexistent.sock")
+                    .contains("sandboxkit.driver-properties.docker.host")
+                    .contains("sandboxkit.fail-fast=false");
+            FailureAnalysis analysis = new SandboxFailureAnalyzer().analyze(context.getStartupFailure());
+            assertThat(analysis.getDescription()).isEqualTo(failure.getMessage());
+            assertThat(analysis.getAction()).contains("sandboxkit.fail-fast=false");
+        });
+    }
+
+    @Test
+    void withoutFailFastTheApplicationStartsHealthIsDownAndTheManagerStartsOnceTheEngineAnswers(@TempDir Path sockets)
+            throws Exception {
+        Path socket = sockets.resolve("docker.sock"); // missing now; a link to the real socket later
+        runner("sandboxkit.fail-fast=false", "sandboxkit.driver-properties.docker.host=unix://" + socket).run(context -> {
+            assertThat(context).hasNotFailed();
+            HealthIndicator health = context.getBean("sandboxkitHealthIndicator", HealthIndicator.class);
+            Health down = health.health();
+            assertThat(down.getStatus()).isEqualTo(Status.DOWN);
+            assertThat(down.getDetails()).containsEntry("driver", "docker").containsEntry("started", false)
+                    .containsKey("error");
+            assertThat(down.getDetails().get("error").toString()).contains(socket.toString());
+            assertThat(info(context.getBean("sandboxkitInfoContributor", InfoContributor.class)))
+                    .containsEntry("started", false).containsEntry("active", 0L);
+
+            SandboxTools tools = context.getBean(SandboxTools.class);
+            assertThatThrownBy(() -> tools.execute("later", "run_command", "{\"command\":\"echo up\"}"))
+                    .isInstanceOf(SandboxUnavailableException.class).matches(e -> ((SandboxUnavailableException) e).isRetryable());
+
+            Files.createSymbolicLink(socket, Path.of("/var/run/docker.sock")); // the engine "comes back"
+            Health up = health.health();
+            assertThat(up.getStatus()).isEqualTo(Status.UP);
+            assertThat(up.getDetails()).containsEntry("started", false);
+            assertThat(tools.execute("later", "run_command", "{\"command\":\"echo up\"}").text())
+                    .isEqualTo("Exit code: 0\n--- stdout ---\nup\n");
+            assertThat(health.health().getDetails()).containsEntry("started", true).containsEntry("active", 1L);
+            assertThat(Engine.containers(fleet)).hasSize(1);
+        });
+        assertThat(Engine.containers(fleet)).isEmpty();
+        Files.delete(socket); // the link, not the engine's socket
+    }
+
+    @Test
+    void healthIsUpWithTheCountsAndInfoShowsThem() {
+        runner().run(context -> {
+            SandboxTools tools = context.getBean(SandboxTools.class);
+            tools.execute("h1", "run_command", "{\"command\":\"true\"}");
+            tools.execute("h2", "run_command", "{\"command\":\"true\"}");
+            context.getBean(SandboxManager.class).destroy(tools.sessionId("h2"));
+
+            Health health = context.getBean("sandboxkitHealthIndicator", HealthIndicator.class).health();
+            assertThat(health.getStatus()).isEqualTo(Status.UP);
+            assertThat(health.getDetails()).containsEntry("driver", "docker").containsEntry("started", true)
+                    .containsEntry("active", 1L).containsEntry("suspended", 0L).containsEntry("pooled", 0L)
+                    .containsEntry("instanceId", context.getBean(SandboxManager.class).instanceId());
+
+            Map<String, Object> info = info(context.getBean("sandboxkitInfoContributor", InfoContributor.class));
+            assertThat(info).containsEntry("active", 1L).containsEntry("suspended", 0L).containsEntry("pooled", 0L);
+            assertThat(info.get("totals")).isEqualTo(Map.of("created", 2L, "resumed", 0L, "idleReaped", 0L,
+                    "lifetimeKilled", 0L, "destroyed", 1L, "orphansRemoved", 0L, "poolHits", 0L, "poolMisses", 0L));
+        });
+    }
+
+    @Test
+    void healthAndInfoCanBeSwitchedOffAndAreAbsentWithoutActuator() {
+        runner("management.health.sandboxkit.enabled=false", "management.info.sandboxkit.enabled=false").run(context -> {
+            assertThat(context).hasSingleBean(SandboxManager.class);
+            assertThat(context).doesNotHaveBean("sandboxkitHealthIndicator");
+            assertThat(context).doesNotHaveBean("sandboxkitInfoContributor");
+        });
+        runner().withClassLoader(new FilteredClassLoader(HealthIndicator.class, InfoContributor.class)).run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context).hasSingleBean(SandboxManager.class);
+            assertThat(context).doesNotHaveBean("sandboxkitHealthIndicator");
+            assertThat(context).doesNotHaveBean("sandboxkitInfoContributor");
+        });
+    }
+
+    @Test
+    void closingTheContextLeavesNoContainerAndKeepsTheWorkdirs() throws Exception {
+        runner("sandboxkit.warm-pool.size=1").run(context -> {
+            SandboxManager manager = context.getBean(SandboxManager.class);
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            while (manager.stats().poolSize() < 1) { // the pool fills in the background
+                assertThat(System.nanoTime()).as("warm pool filled").isLessThan(deadline);
+                Thread.sleep(50);
+            }
+            SandboxTools tools = context.getBean(SandboxTools.class);
+            tools.execute("c1", "write_file", "{\"path\":\"keep.txt\",\"content\":\"1\"}");
+            tools.execute("c2", "run_command", "{\"command\":\"sleep 300 &\"}");
+            assertThat(manager.stats().poolHits()).isEqualTo(1);
+            while (manager.stats().poolSize() < 1) { // refilled after the checkout
+                assertThat(System.nanoTime()).as("warm pool refilled").isLessThan(deadline);
+                Thread.sleep(50);
+            }
+            assertThat(Engine.containers(fleet)).hasSize(3); // two sessions and the pooled one
+        });
+        assertThat(Engine.containers(fleet)).isEmpty();
+        try (var workdirs = Files.list(root)) {
+            assertThat(workdirs.filter(Files::isDirectory).count()).isGreaterThanOrEqualTo(2); // persistent: kept
+        }
+    }
+
+    private static Map<String, Object> info(InfoContributor contributor) {
+        Info.Builder b = new Info.Builder();
+        contributor.contribute(b);
+        @SuppressWarnings("unchecked")
+        Map<String, Object> sandboxkit = (Map<String, Object>) b.build().getDetails().get("sandboxkit");
+        return sandboxkit;
+    }
+}
