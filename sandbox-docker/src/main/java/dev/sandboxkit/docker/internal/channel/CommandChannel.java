@@ -1,5 +1,6 @@
 package dev.sandboxkit.docker.internal.channel;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sandboxkit.ExecRequest;
@@ -88,6 +89,11 @@ final class CommandChannel {
     /** Time allowed after a timeout to kill, drain and read the exit frame. */
     private static final long GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final long READY_NANOS = TimeUnit.SECONDS.toNanos(20);
+    /**
+     * Output allowed before the ready line (shell warnings, runc's complaint); the line itself is under 200
+     * bytes. More means something else is talking: the channel is unavailable, not worth waiting for.
+     */
+    private static final int MAX_BEFORE_READY = 64 * 1024;
     private static final long WRITE_NANOS = TimeUnit.SECONDS.toNanos(30);
     private static final Duration MAX_TIMEOUT = Duration.ofDays(36_500);
     private static final SecureRandom RANDOM = new SecureRandom();
@@ -155,6 +161,7 @@ final class CommandChannel {
      * @param setsid whether commands should run in a session of their own (costs one more exec each)
      * @throws Unavailable               if the image cannot run the supervisor
      * @throws SandboxNotFoundException  if the container does not exist or is not running
+     * @throws SandboxExecException      if the engine's answers are malformed (see {@link EngineConnection})
      * @throws IOException               if the engine cannot be reached
      */
     static CommandChannel open(EngineClient client, String containerId, boolean setsid)
@@ -175,7 +182,7 @@ final class CommandChannel {
         if (created.status() != 201) {
             throw new Unavailable("the engine refused the channel exec (" + created.status() + "): " + created.message());
         }
-        String execId = created.json().get("Id").asText();
+        String execId = execId(created);
         EngineClient.Started started = client.startExec(execId, deadline);
         if (started.error() != null) {
             EngineClient.Response error = started.error();
@@ -204,7 +211,25 @@ final class CommandChannel {
         }
     }
 
-    /** The supervisor's first line on stdout; anything else (runc's complaint, a shell error) as text. */
+    /** The exec id of the engine's 201 answer; a 201 without one is not an engine answer this driver can use. */
+    private static String execId(EngineClient.Response created) {
+        JsonNode id;
+        try {
+            id = created.json().get("Id");
+        } catch (IOException e) {
+            id = null;
+        }
+        if (id == null || !id.isTextual() || id.asText().isEmpty()) {
+            throw new SandboxExecException("unexpected exec create answer for a command channel: " + created.message());
+        }
+        return id.asText();
+    }
+
+    /**
+     * The supervisor's first line on stdout; anything else (runc's complaint, a shell error) as text. Whatever
+     * arrives instead, the wait ends: after {@value #MAX_BEFORE_READY} bytes without the line, or at the
+     * deadline even while bytes keep coming.
+     */
     private static String readReadyLine(EngineConnection conn, long deadline) throws IOException, Unavailable {
         ReadyLine line = new ReadyLine();
         StreamDemux demux = new StreamDemux();
@@ -216,11 +241,15 @@ final class CommandChannel {
                 }
                 return line.text.toString(StandardCharsets.UTF_8);
             }
+            if (line.seen > MAX_BEFORE_READY) {
+                throw new Unavailable("the supervisor wrote over " + MAX_BEFORE_READY + " bytes without a ready line: "
+                        + line.text());
+            }
             int n = conn.fill(deadline);
             if (n < 0) {
                 return line.text.toString(StandardCharsets.UTF_8);
             }
-            if (n == 0) {
+            if (n == 0 || System.nanoTime() - deadline >= 0) {
                 throw new Unavailable("the supervisor did not report ready within "
                         + TimeUnit.NANOSECONDS.toSeconds(READY_NANOS) + " s: " + line.text());
             }
@@ -234,6 +263,8 @@ final class CommandChannel {
         boolean complete;
         /** Bytes after the line: the supervisor must be silent until it gets a request. */
         boolean extra;
+        /** Payload bytes so far, kept or not. */
+        long seen;
 
         @Override
         public void header(int type, long size) {
@@ -242,6 +273,7 @@ final class CommandChannel {
 
         @Override
         public void payload(byte[] array, int offset, int length) {
+            seen += length;
             for (int k = offset; k < offset + length; k++) {
                 if (complete) {
                     extra = true;

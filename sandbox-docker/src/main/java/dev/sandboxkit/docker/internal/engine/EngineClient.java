@@ -14,6 +14,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.regex.Pattern;
 
 /**
  * A minimal Engine API client for the exec path: JSON requests over pooled keep-alive connections,
@@ -24,6 +25,7 @@ public final class EngineClient implements Closeable {
     public static final ObjectMapper JSON = new ObjectMapper();
     /** Bound for plain engine calls; they answer in about a millisecond when the engine is healthy. */
     static final long REQUEST_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(30);
+    private static final Pattern VERSION_PART = Pattern.compile("[0-9]{1,3}");
     private static final int PREFERRED_API = version("1.41");
     private static final int MAX_IDLE = 8;
     private static final long[] GONE_PAUSES_MILLIS = {0, 20, 50, 100, 200};
@@ -329,13 +331,15 @@ public final class EngineClient implements Closeable {
         }
     }
 
+    /** {@code major.minor} as {@code major * 1000 + minor}; anything else (or a part over 999) is the preference. */
     private static int version(String text) {
         String[] parts = text.trim().split("\\.");
-        try {
-            return Integer.parseInt(parts[0]) * 1000 + (parts.length > 1 ? Integer.parseInt(parts[1]) : 0);
-        } catch (NumberFormatException e) {
+        // Bounded parts: a hostile /version must not wrap the arithmetic into some other version.
+        if (!VERSION_PART.matcher(parts[0]).matches()
+                || (parts.length > 1 && !VERSION_PART.matcher(parts[1]).matches())) {
             return PREFERRED_API;
         }
+        return Integer.parseInt(parts[0]) * 1000 + (parts.length > 1 ? Integer.parseInt(parts[1]) : 0);
     }
 
     private static byte[] encode(String method, String path, Object body, boolean upgrade) throws IOException {

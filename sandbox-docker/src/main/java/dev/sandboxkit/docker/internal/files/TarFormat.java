@@ -35,6 +35,13 @@ final class TarFormat {
     /** Bounds on metadata read into memory from an untrusted archive. */
     private static final int MAX_LONG_NAME = 64 * 1024;
     private static final int MAX_PAX = 1024 * 1024;
+    /**
+     * Metadata headers (GNU long name and link, PAX, PAX global) before one entry. A writer emits at most one of
+     * each kind; without a bound an endless run of them would be read forever.
+     */
+    private static final int MAX_METADATA_HEADERS = 16;
+    /** Largest entry size: its content plus padding must fit in a long, or skipping it would wrap. */
+    private static final long MAX_ENTRY_SIZE = Long.MAX_VALUE - BLOCK;
     private static final long MAX_OCTAL_11 = 077777777777L;
 
     private TarFormat() {
@@ -172,13 +179,16 @@ final class TarFormat {
             byte[] paxPath = null;
             byte[] paxLink = null;
             long paxSize = -1;
-            while (true) {
+            for (int headers = 0; ; headers++) {
+                if (headers > MAX_METADATA_HEADERS) {
+                    throw invalid("more than " + MAX_METADATA_HEADERS + " metadata headers before an entry");
+                }
                 if (ended || !readHeader()) {
                     ended = true;
                     return null;
                 }
                 byte type = block[156];
-                long size = parseNumber(block, 124, 12, "size");
+                long size = requireSize(parseNumber(block, 124, 12, "size"));
                 if (type == GNU_LONGNAME || type == GNU_LONGLINK) {
                     byte[] value = stripNuls(readSmall(size, MAX_LONG_NAME, "GNU long name"));
                     if (type == GNU_LONGNAME) {
@@ -197,7 +207,7 @@ final class TarFormat {
                         switch (kv[0]) {
                             case "path" -> paxPath = kv[1].getBytes(StandardCharsets.UTF_8);
                             case "linkpath" -> paxLink = kv[1].getBytes(StandardCharsets.UTF_8);
-                            case "size" -> paxSize = parsePaxSize(kv[1]);
+                            case "size" -> paxSize = requireSize(parsePaxSize(kv[1]));
                             default -> {
                                 // mtime, uid, uname, xattrs...: ownership and times are not taken from uploads
                             }
@@ -360,6 +370,13 @@ final class TarFormat {
                 v = (v << 3) | (h[i] - '0');
             }
             return v;
+        }
+
+        private static long requireSize(long size) {
+            if (size > MAX_ENTRY_SIZE) {
+                throw invalid("entry size " + size + " is too large");
+            }
+            return size;
         }
 
         private static long parsePaxSize(String s) {

@@ -46,6 +46,23 @@ class EngineClientTest {
     }
 
     @Test
+    void ignoresApiVersionsThatOverflowAnInt() throws Exception {
+        // 4294968 * 1000 wraps to 704: without a bound it would pick the engine's minimum, 1.12.
+        engine = new FakeEngine(version("4294968.41", "1.12"), false);
+        try (EngineClient client = new EngineClient(engine.host())) {
+            client.call("GET", "/_ping", null);
+        }
+        assertThat(engine.requests).containsExactly("GET /version", "GET /v1.41/_ping");
+
+        engine.close();
+        engine = new FakeEngine(version("1.47", "99999999999.0"), false);
+        try (EngineClient client = new EngineClient(engine.host())) {
+            client.call("GET", "/_ping", null);
+        }
+        assertThat(engine.requests).containsExactly("GET /version", "GET /v1.41/_ping");
+    }
+
+    @Test
     void readsChunkedBodiesAndReusesTheConnection() throws Exception {
         engine = new FakeEngine(request -> request.startsWith("GET /version") ? json("{\"ApiVersion\":\"1.41\"}")
                 : "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"

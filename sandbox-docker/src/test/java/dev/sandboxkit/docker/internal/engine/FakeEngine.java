@@ -16,7 +16,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
-/** Answers each request with the handler's raw response; optionally drops the connection after each. */
+/**
+ * Answers each request with the handler's raw response; optionally drops the connection after each. With a
+ * {@link Responder} it can also be hostile: write any bytes, for as long as it likes, then hang up.
+ */
 public final class FakeEngine implements AutoCloseable {
     public final List<String> requests = new CopyOnWriteArrayList<>();
     final AtomicInteger connections = new AtomicInteger();
@@ -24,7 +27,21 @@ public final class FakeEngine implements AutoCloseable {
     private final Path socket;
     private final Thread acceptor;
 
+    /** Writes the raw answer to one request; returning ends it (the connection is then closed if asked). */
+    public interface Responder {
+        /**
+         * @param requestLine for example {@code GET /v1.41/exec/x/json HTTP/1.1}
+         * @param out         the connection; writing fails once the client has gone away
+         */
+        void respond(String requestLine, OutputStream out) throws IOException;
+    }
+
     public FakeEngine(Function<String, String> handler, boolean closeAfterEach) throws IOException {
+        this((requestLine, out) -> out.write(handler.apply(requestLine).getBytes(StandardCharsets.UTF_8)),
+                closeAfterEach);
+    }
+
+    public FakeEngine(Responder handler, boolean closeAfterEach) throws IOException {
         socket = java.nio.file.Files.createTempDirectory("fake-engine").resolve("docker.sock");
         server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         server.bind(UnixDomainSocketAddress.of(socket));
@@ -45,7 +62,7 @@ public final class FakeEngine implements AutoCloseable {
         acceptor.start();
     }
 
-    DockerHost host() {
+    public DockerHost host() {
         return DockerHost.parse(uri());
     }
 
@@ -58,7 +75,7 @@ public final class FakeEngine implements AutoCloseable {
                 + json.getBytes(StandardCharsets.UTF_8).length + "\r\n\r\n" + json;
     }
 
-    private void serve(SocketChannel ch, Function<String, String> handler, boolean closeAfterEach) {
+    private void serve(SocketChannel ch, Responder handler, boolean closeAfterEach) {
         try (ch; InputStream in = Channels.newInputStream(ch); OutputStream out = Channels.newOutputStream(ch)) {
             while (true) {
                 String head = readHead(in);
@@ -75,7 +92,7 @@ public final class FakeEngine implements AutoCloseable {
                 in.readNBytes(length);
                 String[] requestLine = lines[0].split(" ");
                 requests.add(requestLine[0] + " " + requestLine[1]);
-                out.write(handler.apply(lines[0]).getBytes(StandardCharsets.UTF_8));
+                handler.respond(lines[0], out);
                 out.flush();
                 if (closeAfterEach) {
                     return;
