@@ -1,6 +1,7 @@
 package dev.sandboxkit.docker;
 
 import dev.sandboxkit.SandboxConfigurationException;
+import dev.sandboxkit.docker.internal.engine.DockerHost;
 import dev.sandboxkit.spi.DriverContext;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SandboxDriverProvider;

@@ -29,6 +29,11 @@ import dev.sandboxkit.SandboxException;
 import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SandboxUnavailableException;
+import dev.sandboxkit.docker.internal.channel.ExecChannels;
+import dev.sandboxkit.docker.internal.engine.DockerHost;
+import dev.sandboxkit.docker.internal.engine.EngineClient;
+import dev.sandboxkit.docker.internal.engine.EngineExec;
+import dev.sandboxkit.docker.internal.files.HostWorkspaces;
 import dev.sandboxkit.spi.CreateRequest;
 import dev.sandboxkit.spi.DriverCapability;
 import dev.sandboxkit.spi.DriverContext;
@@ -60,7 +65,9 @@ import java.util.function.Supplier;
 /**
  * Runs each sandbox as a container on a Docker engine. Lifecycle (images, create, start, remove, list)
  * goes through docker-java; execs go through {@link ExecChannels}: a sandbox's command channel when it can
- * run one, else a plain engine exec ({@link EngineExec}). Thread-safe.
+ * run one, else a plain engine exec ({@link EngineExec}); workdirs and the files API are
+ * {@link HostWorkspaces}'. This class is where those parts ({@code internal.engine}, {@code internal.channel},
+ * {@code internal.files}) are wired together. Thread-safe.
  */
 final class DockerSandboxDriver implements SandboxDriver {
     static final String DEFAULT_USER_PROPERTY = "docker.defaultUser";
@@ -147,7 +154,7 @@ final class DockerSandboxDriver implements SandboxDriver {
         workspaces.delete(workspace);
     }
 
-    /** Host-side, on the bind-mounted directory; no container needed (see {@link HostFiles}). */
+    /** Host-side, on the bind-mounted directory; no container needed (see {@code internal.files.HostFiles}). */
     @Override
     public SandboxFiles files(String workspace, SandboxSpec spec, FileLimits limits) {
         return workspaces.files(workspace, spec, limits);

@@ -21,5 +21,18 @@
  * read on the thread that calls {@code exec}, and listeners are called there. Every exec carries the
  * environment variable {@code SANDBOXKIT_EXEC_ID}: on a timeout, the processes holding it are killed with
  * their process groups.
+ *
+ * <p>Only this package is API, and only {@link dev.sandboxkit.docker.DockerDriverProvider} in it. The driver
+ * ({@code DockerSandboxDriver}: lifecycle through docker-java) wires three internal parts, none of them API:
+ * <ul>
+ *   <li>{@code dev.sandboxkit.docker.internal.engine}: the raw Engine API client over the socket (HTTP/1.1,
+ *       the multiplexed exec stream) and plain engine execs on it;</li>
+ *   <li>{@code dev.sandboxkit.docker.internal.channel}: the command channel (a long-lived shell per sandbox
+ *       that runs one command after another) and the router that picks a channel or a plain exec;</li>
+ *   <li>{@code dev.sandboxkit.docker.internal.files}: workdirs on the host and the files API on them
+ *       (descriptor-relative syscalls through JNA, the tar codec).</li>
+ * </ul>
+ * Dependencies point one way: the driver uses all three, {@code channel} uses {@code engine}, {@code files}
+ * uses neither.
  */
 package dev.sandboxkit.docker;

@@ -12,6 +12,11 @@ import dev.sandboxkit.SandboxExecException;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.WarmPool;
+import dev.sandboxkit.docker.internal.channel.ChannelProbe;
+import dev.sandboxkit.docker.internal.channel.ChannelProbe.Channel;
+import dev.sandboxkit.docker.internal.engine.DockerHost;
+import dev.sandboxkit.docker.internal.engine.EngineClient;
+import dev.sandboxkit.docker.internal.engine.EngineExec;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -72,16 +77,15 @@ class CommandChannelTest extends DriverOnDocker {
     }
 
     private long channelExecs() {
-        return driver.channels().channelExecs.sum();
+        return ChannelProbe.channelExecs(driver.channels());
     }
 
     private long plainExecs() {
-        return driver.channels().plainExecs.sum();
+        return ChannelProbe.plainExecs(driver.channels());
     }
 
-    private List<CommandChannel> channels(String id) {
-        ChannelPool pool = driver.channels().pool(id);
-        return pool == null ? List.of() : pool.channels();
+    private List<Channel> channels(String id) {
+        return ChannelProbe.channels(driver.channels(), id);
     }
 
     /** Runs a command outside the driver (docker-java), as an operator would; returns stdout + stderr. */
@@ -134,8 +138,8 @@ class CommandChannelTest extends DriverOnDocker {
     void previousNonceCannotEndACommand() {
         String id = start(driver, instanceId, "c-nonce", spec().build());
         assertThat(exec(id, ExecRequest.of("true")).exitCode()).isZero();
-        CommandChannel channel = channels(id).get(0);
-        String old = channel.lastNonce;
+        Channel channel = channels(id).get(0);
+        String old = channel.lastNonce();
         String endOut = "#" + old + "T";
         String endErr = "#" + old + "R0.#" + old + "T";
 
@@ -153,7 +157,7 @@ class CommandChannelTest extends DriverOnDocker {
     void nonceIsInvisibleToTheCommand() {
         String id = start(driver, instanceId, "c-secret", spec().build());
         exec(id, ExecRequest.of("true"));
-        CommandChannel channel = channels(id).get(0);
+        Channel channel = channels(id).get(0);
 
         ExecResult r = exec(id, ExecRequest.shell("env; cat; for f in /proc/[0-9]*/cmdline /proc/[0-9]*/environ; do "
                 + "tr '\\0' '\\n' < \"$f\"; done 2>/dev/null; ls -la /tmp/.sandboxkit-*/ 2>&1")
@@ -161,7 +165,7 @@ class CommandChannelTest extends DriverOnDocker {
 
         assertThat(r.exitCode()).isZero();
         assertThat(r.stdout()).contains("SANDBOXKIT_EXEC_ID=").contains("stdin").contains("sandboxkit-channel");
-        assertThat(r.stdout()).doesNotContain(channel.lastNonce);
+        assertThat(r.stdout()).doesNotContain(channel.lastNonce());
     }
 
     @Test
@@ -287,7 +291,7 @@ class CommandChannelTest extends DriverOnDocker {
         assertThat(channels(id)).hasSize(1);
         List<String> ps = processes(id);
         assertThat(ps.stream().filter(l -> l.contains("cat o1") || l.contains("cat e1"))).hasSize(2);
-        String dir = channels(id).get(0).dir;
+        String dir = channels(id).get(0).dir();
         String listing = outside(id, "ls", dir);
         assertThat(listing.lines().filter(l -> l.startsWith("in"))).hasSizeLessThanOrEqualTo(32);
         assertThat(outside(id, "sh", "-c", "cat " + dir + "/in* 2>/dev/null | wc -c").strip())
@@ -301,7 +305,7 @@ class CommandChannelTest extends DriverOnDocker {
     void timeoutKillsTheWholeTree() throws Exception {
         String id = start(driver, instanceId, "c-kill", spec().build());
         exec(id, ExecRequest.of("true"));
-        List<CommandChannel> before = channels(id);
+        List<Channel> before = channels(id);
 
         long t0 = System.nanoTime();
         ExecResult r = exec(id, ExecRequest.shell("sleep 311 & (sleep 312 &); sh -c 'sleep 313 & sleep 314' & "
@@ -325,7 +329,7 @@ class CommandChannelTest extends DriverOnDocker {
     void killZeroSparesTheChannel() {
         String id = start(driver, instanceId, "c-kill0", spec().build());
         exec(id, ExecRequest.of("true"));
-        List<CommandChannel> before = channels(id);
+        List<Channel> before = channels(id);
 
         ExecResult r = sh(id, "sleep 30 & kill 0; sleep 1; echo not-reached");
 
@@ -342,15 +346,15 @@ class CommandChannelTest extends DriverOnDocker {
     void killedSupervisorIsReplaced() throws Exception {
         String id = start(driver, instanceId, "c-death", spec().build());
         assertThat(exec(id, ExecRequest.of("echo", "one")).stdout()).isEqualTo("one\n");
-        CommandChannel first = channels(id).get(0);
-        String pid = pidOf(processes(id), CommandChannel.LABEL);
+        Channel first = channels(id).get(0);
+        String pid = pidOf(processes(id), ChannelProbe.LABEL);
 
         outside(id, "kill", "-9", pid);
 
         assertThat(exec(id, ExecRequest.of("echo", "two")).stdout()).isEqualTo("two\n");
         assertThat(channels(id)).hasSize(1).doesNotContain(first);
         List<String> ps = processes(id);
-        assertThat(ps.stream().filter(l -> l.contains(CommandChannel.LABEL))).hasSize(1);
+        assertThat(ps.stream().filter(l -> l.contains(ChannelProbe.LABEL))).hasSize(1);
         assertThat(ps.stream().filter(l -> l.contains("cat o1") || l.contains("cat e1"))).hasSize(2);
     }
 
@@ -367,7 +371,7 @@ class CommandChannelTest extends DriverOnDocker {
 
         assertThat(r.stdout()).isEqualTo("recovered\n");
         assertThat(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - t0)).isLessThan(15);
-        assertThat(processes(id).stream().filter(l -> l.contains(CommandChannel.LABEL))).hasSize(1);
+        assertThat(processes(id).stream().filter(l -> l.contains(ChannelProbe.LABEL))).hasSize(1);
     }
 
     // ------------------------------------------------------------------ concurrency
@@ -398,14 +402,14 @@ class CommandChannelTest extends DriverOnDocker {
         for (Future<List<String>> f : results) {
             assertThat(f.get(120, TimeUnit.SECONDS)).isEmpty();
         }
-        assertThat(channels(id).size()).isBetween(1, ExecChannels.MAX_CHANNELS);
+        assertThat(channels(id).size()).isBetween(1, ChannelProbe.MAX_CHANNELS);
     }
 
     @Test
     @DisplayName("more concurrent execs than channels: the extra ones run as plain execs, all correct")
     void overflowRunsPlain() throws Exception {
         String id = start(driver, instanceId, "c-overflow", spec().build());
-        int n = ExecChannels.MAX_CHANNELS + 4;
+        int n = ChannelProbe.MAX_CHANNELS + 4;
         long plainBefore = plainExecs();
         CyclicBarrier go = new CyclicBarrier(n);
         List<Future<String>> results = new ArrayList<>();
@@ -419,7 +423,7 @@ class CommandChannelTest extends DriverOnDocker {
         for (int t = 0; t < n; t++) {
             assertThat(results.get(t).get(60, TimeUnit.SECONDS)).isEqualTo("t" + t + "\n");
         }
-        assertThat(channels(id)).hasSizeLessThanOrEqualTo(ExecChannels.MAX_CHANNELS);
+        assertThat(channels(id)).hasSizeLessThanOrEqualTo(ChannelProbe.MAX_CHANNELS);
         assertThat(plainExecs()).isGreaterThan(plainBefore);
     }
 
@@ -477,7 +481,7 @@ class CommandChannelTest extends DriverOnDocker {
         String auto = start(driver, instanceId, "c-noshell-auto", spec().image(image).build());
         ExecResult r = exec(auto, ExecRequest.of("/bin/busybox", "echo", "plain"));
         assertThat(r.stdout()).isEqualTo("plain\n");
-        assertThat(driver.channels().pool(auto).unavailable()).isNotNull();
+        assertThat(ChannelProbe.unavailable(driver.channels(), auto)).isNotNull();
 
         String strict = start(driver, instanceId, "c-noshell-strict", spec().image(image).execMode(ExecMode.CHANNEL).build());
         assertThatThrownBy(() -> exec(strict, ExecRequest.of("/bin/busybox", "true")))
@@ -513,7 +517,7 @@ class CommandChannelTest extends DriverOnDocker {
         ExecResult oddName = exec(shared, ExecRequest.shell("tr '\\0' '\\n' </proc/$$/environ | grep '^my-var='")
                 .withEnv("my-var", "1"));
         assertThat(oddName.stdout()).isEqualTo("my-var=1\n");
-        byte[] big = new byte[ExecChannels.MAX_STDIN + 1];
+        byte[] big = new byte[ChannelProbe.MAX_STDIN + 1];
         assertThat(exec(shared, ExecRequest.of("wc", "-c").withStdin(big)).stdout().strip())
                 .isEqualTo(Integer.toString(big.length));
         assertThat(plainExecs()).isEqualTo(plainBefore + 2);
@@ -530,8 +534,8 @@ class CommandChannelTest extends DriverOnDocker {
         long threadsBefore = driverThreads();
 
         for (int cycle = 0; cycle < 3; cycle++) {
-            List<CommandChannel> opened = removeCycle("c-leak-" + cycle);
-            assertThat(opened).isNotEmpty().allMatch(CommandChannel::broken);
+            List<Channel> opened = removeCycle("c-leak-" + cycle);
+            assertThat(opened).isNotEmpty().allMatch(Channel::broken);
         }
 
         // 3 cycles x up to 4 channels: a leak would show as a dozen more fds.
@@ -541,7 +545,7 @@ class CommandChannelTest extends DriverOnDocker {
     }
 
     /** Creates a sandbox, runs 4 execs at once on it (4 channels), removes it; returns the channels it had. */
-    private List<CommandChannel> removeCycle(String session) throws Exception {
+    private List<Channel> removeCycle(String session) throws Exception {
         String id = start(driver, instanceId, session, spec().build());
         List<Future<ExecResult>> running = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
@@ -550,9 +554,9 @@ class CommandChannelTest extends DriverOnDocker {
         for (Future<ExecResult> f : running) {
             assertThat(f.get(30, TimeUnit.SECONDS).stdout()).isEqualTo("ok\n");
         }
-        List<CommandChannel> opened = channels(id);
+        List<Channel> opened = channels(id);
         driver.remove(id);
-        assertThat(driver.channels().pool(id)).isNull();
+        assertThat(ChannelProbe.pool(driver.channels(), id)).isNull();
         return opened;
     }
 
@@ -572,14 +576,14 @@ class CommandChannelTest extends DriverOnDocker {
             for (Future<ExecResult> f : running) {
                 f.get(30, TimeUnit.SECONDS);
             }
-            assertThat(processes(id).stream().filter(l -> l.contains(CommandChannel.LABEL))).isNotEmpty();
+            assertThat(processes(id).stream().filter(l -> l.contains(ChannelProbe.LABEL))).isNotEmpty();
         } finally {
             other.close();
         }
         try {
             List<String> left = List.of();
             for (int i = 0; i < 50; i++) {
-                left = processes(id).stream().filter(l -> l.contains(CommandChannel.LABEL) || l.contains("cat o")
+                left = processes(id).stream().filter(l -> l.contains(ChannelProbe.LABEL) || l.contains("cat o")
                         || l.contains("cat e")).toList();
                 if (left.isEmpty()) {
                     break;

@@ -7,6 +7,7 @@ import dev.sandboxkit.ExecResult.Termination;
 import dev.sandboxkit.ExecStream;
 import dev.sandboxkit.SandboxExecException;
 import dev.sandboxkit.SandboxNotFoundException;
+import dev.sandboxkit.docker.internal.engine.EngineExec;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

@@ -6,6 +6,7 @@ import com.github.dockerjava.core.DockerClientImpl;
 import com.github.dockerjava.zerodep.ZerodepDockerHttpClient;
 import dev.sandboxkit.PullPolicy;
 import dev.sandboxkit.SandboxSpec;
+import dev.sandboxkit.docker.internal.engine.DockerHost;
 import dev.sandboxkit.spi.CreateRequest;
 import dev.sandboxkit.spi.DriverContext;
 import dev.sandboxkit.spi.SandboxDriver;

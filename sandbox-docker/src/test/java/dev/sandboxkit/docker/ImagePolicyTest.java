@@ -3,6 +3,7 @@ package dev.sandboxkit.docker;
 import dev.sandboxkit.PullPolicy;
 import dev.sandboxkit.SandboxAcquireException;
 import dev.sandboxkit.SandboxSpec;
+import dev.sandboxkit.docker.internal.engine.FakeEngine;
 import dev.sandboxkit.spi.CreateRequest;
 import dev.sandboxkit.spi.SandboxDriver;
 import org.junit.jupiter.api.AfterEach;
@@ -14,7 +15,7 @@ import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import static dev.sandboxkit.docker.FakeEngine.response;
+import static dev.sandboxkit.docker.internal.engine.FakeEngine.response;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -10,6 +10,7 @@ import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SandboxUnavailableException;
 import dev.sandboxkit.SessionInfo;
 import dev.sandboxkit.SessionState;
+import dev.sandboxkit.docker.internal.engine.DockerHost;
 import dev.sandboxkit.spi.SandboxLabels;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;

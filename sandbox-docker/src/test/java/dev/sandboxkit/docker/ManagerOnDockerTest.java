@@ -53,7 +53,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * idle reaping in real time, transparent resume, close, destroy, hardened defaults and errors.
  */
 @DisplayName("SandboxManager on the real Docker engine")
-class ManagerOnDockerTest {
+public class ManagerOnDockerTest {
     private static final String IMAGE = System.getProperty("sandboxkit.test.image", "sandboxkit-test:latest");
     private static final SandboxSpec SPEC = SandboxSpec.builder().image(IMAGE).pullPolicy(PullPolicy.NEVER).build();
     private static DockerClient docker;
@@ -449,11 +449,11 @@ class ManagerOnDockerTest {
     }
 
     /** Fails (never skips) when the engine is missing, unless skipping was asked for outside CI. */
-    static final class EngineCheck {
+    public static final class EngineCheck {
         private EngineCheck() {
         }
 
-        static DockerClient requireEngine() {
+        public static DockerClient requireEngine() {
             String host = System.getenv().getOrDefault("DOCKER_HOST", "unix:///var/run/docker.sock");
             DefaultDockerClientConfig config = DefaultDockerClientConfig.createDefaultConfigBuilder().withDockerHost(host).build();
             DockerClient client = DockerClientImpl.getInstance(config,

@@ -6,6 +6,7 @@ import dev.sandboxkit.Sandbox;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SessionState;
+import dev.sandboxkit.docker.internal.files.FilesTestSupport;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;

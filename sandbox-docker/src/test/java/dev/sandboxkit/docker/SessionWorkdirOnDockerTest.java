@@ -7,6 +7,7 @@ import dev.sandboxkit.Sandbox;
 import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxSpec;
+import dev.sandboxkit.docker.internal.files.FilesTestSupport;
 import dev.sandboxkit.spi.SandboxLabels;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;

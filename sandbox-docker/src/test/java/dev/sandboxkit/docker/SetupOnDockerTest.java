@@ -10,6 +10,7 @@ import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SessionInfo;
 import dev.sandboxkit.SessionState;
+import dev.sandboxkit.docker.internal.files.FilesTestSupport;
 import dev.sandboxkit.spi.SandboxLabels;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -26,7 +27,7 @@ import java.util.Arrays;
 import java.util.Map;
 import java.util.UUID;
 
-import static dev.sandboxkit.docker.FilesTestSupport.utf8;
+import static dev.sandboxkit.docker.internal.files.FilesTestSupport.utf8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

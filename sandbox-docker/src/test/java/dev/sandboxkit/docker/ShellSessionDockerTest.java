@@ -8,6 +8,8 @@ import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SessionState;
 import dev.sandboxkit.ShellSession;
 import dev.sandboxkit.ShellSessionEndedException;
+import dev.sandboxkit.docker.internal.channel.ChannelProbe;
+import dev.sandboxkit.docker.internal.channel.ExecChannels;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
@@ -57,19 +59,19 @@ class ShellSessionDockerTest {
     void execPath() {
         ExecChannels channels = driver.channels();
         try (ShellSession shell = manager.acquire("sh-channel", SPEC).shell()) {
-            long plainBefore = channels.plainExecs.sum();
-            long channelBefore = channels.channelExecs.sum();
+            long plainBefore = ChannelProbe.plainExecs(channels);
+            long channelBefore = ChannelProbe.channelExecs(channels);
             shell.exec("cd /tmp && export P=1");
             assertThat(shell.exec("pwd; echo $P").stdout()).isEqualTo("/tmp\n1\n");
-            assertThat(channels.channelExecs.sum() - channelBefore).isEqualTo(2);
-            assertThat(channels.plainExecs.sum()).isEqualTo(plainBefore);
+            assertThat(ChannelProbe.channelExecs(channels) - channelBefore).isEqualTo(2);
+            assertThat(ChannelProbe.plainExecs(channels)).isEqualTo(plainBefore);
         }
         SandboxSpec plain = SPEC.toBuilder().execMode(ExecMode.PLAIN).build();
         try (ShellSession shell = manager.acquire("sh-plain", plain).shell()) {
-            long channelBefore = channels.channelExecs.sum();
+            long channelBefore = ChannelProbe.channelExecs(channels);
             shell.exec("cd /tmp && export P=1");
             assertThat(shell.exec("pwd; echo $P").stdout()).isEqualTo("/tmp\n1\n");
-            assertThat(channels.channelExecs.sum()).isEqualTo(channelBefore);
+            assertThat(ChannelProbe.channelExecs(channels)).isEqualTo(channelBefore);
         }
     }
 

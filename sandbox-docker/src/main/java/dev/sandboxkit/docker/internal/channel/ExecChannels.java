@@ -1,0 +1,296 @@
+package dev.sandboxkit.docker.internal.channel;
+
+import dev.sandboxkit.ExecMode;
+import dev.sandboxkit.ExecRequest;
+import dev.sandboxkit.ExecResult;
+import dev.sandboxkit.SandboxExecException;
+import dev.sandboxkit.SandboxNotFoundException;
+import dev.sandboxkit.docker.internal.engine.EngineClient;
+import dev.sandboxkit.docker.internal.engine.EngineExec;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.regex.Pattern;
+
+/**
+ * Chooses the exec path of every command: the sandbox's command channel (see {@link CommandChannel}) when
+ * its {@link ExecMode} allows and it can carry the request, otherwise a plain engine exec
+ * ({@link EngineExec}). Holds one {@link ChannelPool} per sandbox, dropped when the sandbox is removed.
+ * Starts no threads: every channel is read by the thread whose command it carries. Thread-safe.
+ *
+ * <p>Fallback rule: a sandbox whose first channel fails to start (no {@code /bin/sh}, no writable
+ * {@code /tmp} or {@code /dev/shm}, no {@code mkfifo}, a supervisor that does not report ready) is marked and
+ * uses plain execs from then on ({@link ExecMode#AUTO}), or fails its execs ({@link ExecMode#CHANNEL}).
+ * Requests a channel does not carry run plain in every mode: stdin over {@value #MAX_STDIN} bytes (it is
+ * staged in the sandbox's tmpfs first) or stdin at all when the image's {@code dd} lacks
+ * {@code iflag=count_bytes,fullblock}; a request line over {@value #MAX_LINE} bytes (the shell reads it a
+ * byte at a time); env names that are not shell identifiers; an exec while {@value #MAX_CHANNELS} channels
+ * are busy. A command whose channel died before it started is retried on a fresh channel, then plain.
+ */
+public final class ExecChannels implements AutoCloseable {
+    static final int MAX_CHANNELS = 8;
+    static final int MAX_STDIN = 4 * 1024 * 1024;
+    static final int MAX_LINE = 64 * 1024;
+    /** The driver property that turns {@code setsid} for channel commands off ({@code sandboxkit.docker.channelSetsid}). */
+    public static final String SETSID_PROPERTY = "docker.channelSetsid";
+    private static final int ATTEMPTS = 3;
+    private static final Duration KILL_TIMEOUT = Duration.ofSeconds(5);
+    private static final Pattern NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+    /** Read-only in some shells (bash as sh): exporting them would fail the command. */
+    private static final Set<String> SHELL_RESERVED = Set.of("PPID", "UID", "EUID", "SHELLOPTS", "BASHOPTS",
+            "BASH_VERSINFO", "GROUPS");
+    private static final String KILL_SCRIPT = new String(CommandChannel.resource("channel-kill.sh"),
+            StandardCharsets.UTF_8);
+    private static final Logger log = LoggerFactory.getLogger(ExecChannels.class);
+
+    private final EngineClient client;
+    private final EngineExec plain;
+    private final boolean setsid;
+    private final ConcurrentHashMap<String, ChannelPool> pools = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+    /** Commands run on a channel and as plain execs (tests and the benchmark read them). */
+    final LongAdder channelExecs = new LongAdder();
+    final LongAdder plainExecs = new LongAdder();
+
+    /**
+     * The exec router of one driver.
+     *
+     * @param client the engine client the channels run on
+     * @param plain  the plain exec path, for requests a channel does not carry and for kills
+     * @param setsid whether channel commands get a session of their own (one more exec each)
+     */
+    public ExecChannels(EngineClient client, EngineExec plain, boolean setsid) {
+        this.client = client;
+        this.plain = plain;
+        this.setsid = setsid;
+    }
+
+    /**
+     * Records a sandbox the driver created, with the exec mode its spec asks for.
+     *
+     * @param containerId the new container
+     * @param mode        its spec's exec mode
+     */
+    public void created(String containerId, ExecMode mode) {
+        pools.put(containerId, new ChannelPool(containerId, mode));
+    }
+
+    /**
+     * Runs a command on the sandbox's command channel or as a plain exec (see the class documentation).
+     *
+     * @param containerId the container
+     * @param request     the command
+     * @return the result
+     * @throws SandboxNotFoundException if the container is gone and the command did not start
+     * @throws SandboxExecException     if the command could not be run or its outcome cannot be known
+     */
+    public ExecResult exec(String containerId, ExecRequest request) {
+        ChannelPool pool = pools.get(containerId);
+        if (pool == null) {
+            // Not created by this driver instance (or already removed): probe like any other sandbox.
+            pool = pools.computeIfAbsent(containerId, id -> new ChannelPool(id, ExecMode.AUTO));
+        }
+        if (closed || pool.mode == ExecMode.PLAIN || !carriable(request)) {
+            return plain(containerId, request);
+        }
+        byte[] line = CommandChannel.encode(request);
+        if (line.length > MAX_LINE) {
+            return plain(containerId, request);
+        }
+        for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
+            CommandChannel channel;
+            try {
+                channel = acquire(pool);
+            } catch (SandboxNotFoundException e) {
+                pools.remove(containerId, pool);
+                throw e;
+            }
+            if (channel == null) {
+                return plain(containerId, request);
+            }
+            if (!channel.canCarry(request)) {
+                pool.release(channel);
+                return plain(containerId, request);
+            }
+            try {
+                ExecResult result = channel.run(request, line, this::kill);
+                channelExecs.increment();
+                return result;
+            } catch (CommandChannel.NotStarted e) {
+                log.debug("Container {}: {} on {}; retrying", EngineExec.shortId(containerId), e.getMessage(), channel);
+            } catch (SandboxNotFoundException e) {
+                pools.remove(containerId, pool);
+                throw e;
+            } finally {
+                pool.release(channel);
+            }
+        }
+        return plain(containerId, request);
+    }
+
+    /** An idle live channel, a newly opened one, or {@code null} for a plain exec. */
+    private CommandChannel acquire(ChannelPool pool) {
+        while (true) {
+            CommandChannel idle = pool.takeIdle();
+            if (idle != null) {
+                if (idle.usable()) {
+                    return idle;
+                }
+                // Its supervisor died (killed from inside the sandbox, say): clean up after it, open another.
+                log.info("Container {}: command channel {} died while idle; opening a new one",
+                        EngineExec.shortId(pool.containerId), idle.id);
+                pool.discard(idle);
+                kill(pool.containerId, List.of("p:" + idle.id, "d:" + idle.dir));
+                continue;
+            }
+            String why = pool.unavailable();
+            if (why != null) {
+                if (pool.mode == ExecMode.CHANNEL) {
+                    throw new SandboxExecException("the command channel cannot run in container "
+                            + EngineExec.shortId(pool.containerId) + " (" + why + ") and its spec asks for "
+                            + "ExecMode.CHANNEL; use AUTO or PLAIN");
+                }
+                return null;
+            }
+            if (!pool.reserve(MAX_CHANNELS)) {
+                if (pool.removed()) {
+                    throw removed(pool);
+                }
+                return null;
+            }
+            CommandChannel opened;
+            try {
+                opened = CommandChannel.open(client, pool.containerId, setsid);
+            } catch (CommandChannel.Unavailable e) {
+                pool.openFailed();
+                // A channel that could not start in a container being removed says nothing about the image.
+                if (client.containerGone(pool.containerId, !EngineExec.isCommandFailure(e.getMessage()),
+                        pool::removed)) {
+                    throw removed(pool);
+                }
+                pool.markUnavailable(e.getMessage());
+                log.info("Container {}: command channel unavailable ({}); {}", EngineExec.shortId(pool.containerId),
+                        e.getMessage(), pool.mode == ExecMode.CHANNEL ? "failing its execs (ExecMode.CHANNEL)"
+                                : "using plain execs");
+                continue;
+            } catch (InterruptedIOException e) {
+                pool.openFailed();
+                throw new SandboxExecException("interrupted while opening a command channel in "
+                        + EngineExec.shortId(pool.containerId), e);
+            } catch (IOException e) {
+                pool.openFailed();
+                if (client.containerGone(pool.containerId, true, pool::removed)) {
+                    throw removed(pool); // the engine dropped the stream of a dying container
+                }
+                throw client.host().unreachable(e);
+            } catch (RuntimeException | Error e) {
+                pool.openFailed();
+                throw e;
+            }
+            if (!pool.opened(opened)) {
+                opened.close();
+                throw removed(pool);
+            }
+            log.debug("Container {}: opened command channel {} (setsid={}, stdin={})",
+                    EngineExec.shortId(pool.containerId), opened.id, opened.setsid, opened.stdinSupported);
+            return opened;
+        }
+    }
+
+    private static SandboxNotFoundException removed(ChannelPool pool) {
+        return new SandboxNotFoundException("container " + EngineExec.shortId(pool.containerId)
+                + " is gone or being removed");
+    }
+
+    /** Whether a channel could carry the request at all (per-sandbox limits are checked later). */
+    private static boolean carriable(ExecRequest request) {
+        if (request.stdinLength() > MAX_STDIN) {
+            return false;
+        }
+        for (String name : request.env().keySet()) {
+            if (!name.equals(CommandChannel.MARKER) && (!NAME.matcher(name).matches() || SHELL_RESERVED.contains(name))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private ExecResult plain(String containerId, ExecRequest request) {
+        plainExecs.increment();
+        return plain.exec(containerId, request);
+    }
+
+    /**
+     * Kills by marker with a plain exec ({@code channel-kill.sh}). Best effort, never throws; keeps the
+     * caller's interrupt status but does not let it cut the kill short.
+     */
+    void kill(String containerId, List<String> markers) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", KILL_SCRIPT, "sh"));
+            argv.addAll(markers);
+            ExecResult r = plain.execFromRoot(containerId, new ExecRequest(argv, Map.of(), null, null, KILL_TIMEOUT,
+                    4096, 4096, null));
+            if (!r.isSuccess()) {
+                log.debug("Kill in {} ended with {}: {}", EngineExec.shortId(containerId), r, r.stderr());
+            }
+        } catch (SandboxNotFoundException e) {
+            // the container is gone, and its processes with it
+        } catch (RuntimeException e) {
+            log.debug("Kill in {} failed: {}", EngineExec.shortId(containerId), e.toString());
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
+     * Called before a sandbox is removed: commands on its channels will report KILLED.
+     *
+     * @param containerId the container
+     */
+    public void containerRemoving(String containerId) {
+        ChannelPool pool = pools.get(containerId);
+        if (pool != null) {
+            pool.removing();
+        }
+    }
+
+    /**
+     * Called once a sandbox is removed: closes its channels, which wakes their readers.
+     *
+     * @param containerId the container
+     */
+    public void containerRemoved(String containerId) {
+        ChannelPool pool = pools.remove(containerId);
+        if (pool != null) {
+            pool.closeAll();
+        }
+    }
+
+    /** The sandbox's pool, for tests. */
+    ChannelPool pool(String containerId) {
+        return pools.get(containerId);
+    }
+
+    /** Closes every channel: idle supervisors exit and stop their relays; sandboxes keep running. */
+    @Override
+    public void close() {
+        closed = true;
+        for (ChannelPool pool : pools.values()) {
+            pool.closeAll();
+        }
+        pools.clear();
+    }
+}

@@ -1,0 +1,367 @@
+package dev.sandboxkit.docker.internal.engine;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.Deque;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.regex.Pattern;
+
+/**
+ * A minimal Engine API client for the exec path: JSON requests over pooled keep-alive connections,
+ * and the exec start that upgrades its connection to the raw stream. Thread-safe.
+ */
+public final class EngineClient implements Closeable {
+    /** The mapper for the small JSON bodies of the exec path. */
+    public static final ObjectMapper JSON = new ObjectMapper();
+    /** Bound for plain engine calls; they answer in about a millisecond when the engine is healthy. */
+    static final long REQUEST_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(30);
+    private static final Pattern VERSION_PART = Pattern.compile("[0-9]{1,3}");
+    private static final int PREFERRED_API = version("1.41");
+    private static final int MAX_IDLE = 8;
+    private static final long[] GONE_PAUSES_MILLIS = {0, 20, 50, 100, 200};
+    private static final Set<String> GONE_STATES = Set.of("removing", "exited", "dead");
+    /** Lower-case fragments of the texts seen when an exec races its container's removal. */
+    private static final List<String> REMOVAL_SMELLS = List.of("is not running", "removal in progress",
+            "no such container", "stopped state", "deleted state", "stopped container", "setns process",
+            "init-p", "container not found", "is paused", "cannot exec in a");
+
+    private final DockerHost host;
+    private final Deque<EngineConnection> idle = new ConcurrentLinkedDeque<>();
+    private volatile String prefix;
+    private volatile boolean closed;
+
+    /**
+     * A client for the engine at {@code host}. Does not connect: the first call does.
+     *
+     * @param host the engine address
+     */
+    public EngineClient(DockerHost host) {
+        this.host = host;
+    }
+
+    /**
+     * The engine this client talks to.
+     *
+     * @return the engine address
+     */
+    public DockerHost host() {
+        return host;
+    }
+
+    /**
+     * An engine response with a fully read body.
+     *
+     * @param status HTTP status
+     * @param body   body bytes
+     */
+    public record Response(int status, byte[] body) {
+        /**
+         * The body as JSON.
+         *
+         * @return the parsed body
+         * @throws IOException if it is not JSON
+         */
+        public JsonNode json() throws IOException {
+            return JSON.readTree(body);
+        }
+
+        /**
+         * The engine's error message ({@code {"message": ...}}), or the raw body.
+         *
+         * @return the message text
+         */
+        public String message() {
+            try {
+                JsonNode m = JSON.readTree(body).get("message");
+                if (m != null && m.isTextual()) {
+                    return m.asText();
+                }
+            } catch (IOException | RuntimeException ignored) {
+                // not JSON: fall through to the raw text
+            }
+            return new String(body, StandardCharsets.UTF_8).trim();
+        }
+    }
+
+    /**
+     * One request with the default deadline ({@link #REQUEST_TIMEOUT_NANOS}).
+     *
+     * @param method HTTP method
+     * @param path   path below the negotiated API version, such as {@code /containers/x/exec}
+     * @param body   a value serialized as the JSON body, or {@code null}
+     * @return the answer, body fully read
+     * @throws IOException if the engine cannot be reached or does not answer in time
+     */
+    public Response call(String method, String path, Object body) throws IOException {
+        return call(method, path, body, System.nanoTime() + REQUEST_TIMEOUT_NANOS);
+    }
+
+    Response call(String method, String path, Object body, long deadline) throws IOException {
+        return exchange(encode(method, apiPrefix(deadline) + path, body, false), deadline, (conn, head) -> {
+            byte[] responseBody = conn.readBody(head, deadline);
+            if (head.keepAlive() && !conn.buffer().hasRemaining()) {
+                release(conn);
+            } else {
+                conn.close();
+            }
+            return new Response(head.status(), responseBody);
+        });
+    }
+
+    /**
+     * Starts an exec attached: {@code POST /exec/{id}/start} with {@code Upgrade: tcp}. On 101 (or 200
+     * from engines that do not upgrade) the connection is returned positioned at the raw stream; the
+     * caller owns and closes it. Otherwise the connection is closed and the error returned.
+     *
+     * @param execId   the exec to start
+     * @param deadline {@link System#nanoTime()} by which the engine must have answered
+     * @return the stream, or the engine's refusal
+     * @throws IOException if the engine cannot be reached or does not answer in time
+     */
+    public Started startExec(String execId, long deadline) throws IOException {
+        byte[] request = encode("POST", apiPrefix(deadline) + "/exec/" + segment(execId) + "/start",
+                JSON.createObjectNode().put("Detach", false).put("Tty", false), true);
+        // The upgraded connection can never be reused, so it spends an idle one if there is one.
+        return exchange(request, deadline, (conn, head) -> {
+            if (head.status() == 101 || head.status() == 200) {
+                return new Started(conn, null);
+            }
+            Response error = new Response(head.status(), conn.readBody(head, deadline));
+            conn.close();
+            return new Started(null, error);
+        });
+    }
+
+    /**
+     * Whether a container is gone or no longer running, asked after an exec failed in a way that can mean
+     * it is being removed (by this driver, another manager or {@code docker rm -f}). A forced remove kills
+     * first and the engine shows the container stopped a moment after its processes died (the runtime
+     * already refuses execs then), so with {@code patient} a running answer is asked again over about
+     * 370 ms. Costs one inspect when the container is gone; only failure paths call it. An engine that
+     * cannot be asked counts as running: the caller then keeps the result it had.
+     *
+     * @param containerId the container
+     * @param patient     whether to look again while it still shows running
+     * @param removedHere whether this driver has started removing it (checked between looks)
+     * @return whether the container is gone or stopped
+     */
+    public boolean containerGone(String containerId, boolean patient, BooleanSupplier removedHere) {
+        for (long pause : patient ? GONE_PAUSES_MILLIS : new long[] {0}) {
+            if (removedHere.getAsBoolean()) {
+                return true;
+            }
+            if (pause > 0) {
+                try {
+                    Thread.sleep(pause);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return removedHere.getAsBoolean();
+                }
+            }
+            try {
+                Response r = call("GET", "/containers/" + segment(containerId) + "/json", null);
+                if (r.status() == 404) {
+                    return true;
+                }
+                if (r.status() == 200) {
+                    JsonNode state = r.json().path("State");
+                    if (!state.path("Running").asBoolean(true) || state.path("Dead").asBoolean(false)
+                            || GONE_STATES.contains(state.path("Status").asText())) {
+                        return true;
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                return removedHere.getAsBoolean();
+            }
+        }
+        return removedHere.getAsBoolean();
+    }
+
+    /**
+     * Whether an engine or runtime message reads like an exec refused because its container is stopping
+     * or gone rather than because of the command (runc 1.x, containerd 1.x, dockerd 20-28 wordings).
+     */
+    static boolean smellsOfRemoval(String message) {
+        String m = message.toLowerCase(Locale.ROOT);
+        for (String s : REMOVAL_SMELLS) {
+            if (m.contains(s)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Reads the answer once its head arrived; owns the connection from then on (release, close or hand out). */
+    private interface Answer<T> {
+        T read(EngineConnection conn, EngineConnection.Head head) throws IOException;
+    }
+
+    /**
+     * Sends a request on an idle pooled connection (else a new one) and reads the answer. An idle connection
+     * the engine dropped shows up as a failed write, EOF or reset before any answer: the request was not
+     * processed, so it is sent again once on a fresh connection.
+     */
+    private <T> T exchange(byte[] request, long deadline, Answer<T> answer) throws IOException {
+        for (int attempt = 0; ; attempt++) {
+            EngineConnection conn = pooled();
+            boolean pooled = conn != null;
+            if (!pooled) {
+                conn = EngineConnection.open(host, deadline);
+            }
+            long before = conn.received();
+            try {
+                conn.write(request, deadline);
+                return answer.read(conn, conn.readHead(deadline));
+            } catch (IOException e) {
+                conn.close();
+                if (pooled && attempt == 0 && conn.received() == before && !(e instanceof InterruptedIOException)) {
+                    continue;
+                }
+                throw e;
+            } catch (RuntimeException | Error e) {
+                conn.close();
+                throw e;
+            }
+        }
+    }
+
+    /**
+     * The outcome of {@link #startExec}: a stream, or the engine's refusal.
+     *
+     * @param stream the upgraded connection, or {@code null}
+     * @param error  the error response, or {@code null}
+     */
+    public record Started(EngineConnection stream, Response error) {
+    }
+
+    /** Closes idle connections; connections lent out are closed by their users. */
+    @Override
+    public void close() {
+        closed = true;
+        EngineConnection c;
+        while ((c = idle.pollFirst()) != null) {
+            c.close();
+        }
+    }
+
+    /**
+     * Percent-encodes a path segment (ids and names are safe already; this is belt and braces).
+     *
+     * @param value the raw segment
+     * @return the encoded segment
+     */
+    public static String segment(String value) {
+        StringBuilder out = new StringBuilder(value.length());
+        for (byte b : value.getBytes(StandardCharsets.UTF_8)) {
+            int c = b & 0xff;
+            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_'
+                    || c == '.') {
+                out.append((char) c);
+            } else {
+                out.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
+                        .append(Character.toUpperCase(Character.forDigit(c & 15, 16)));
+            }
+        }
+        return out.toString();
+    }
+
+    /** An idle connection the engine has not closed meanwhile, or {@code null}. */
+    private EngineConnection pooled() {
+        EngineConnection conn;
+        while ((conn = idle.pollFirst()) != null) {
+            if (!conn.isStale()) {
+                return conn;
+            }
+            conn.close();
+        }
+        return null;
+    }
+
+    private void release(EngineConnection conn) {
+        if (closed || idle.size() >= MAX_IDLE) {
+            conn.close();
+            return;
+        }
+        idle.offerFirst(conn);
+        if (closed) {
+            close();
+        }
+    }
+
+    /**
+     * The API version path prefix, negotiated once: 1.41 when the engine supports it, else the
+     * nearest version it does support (engines from 29.0 reject anything below 1.44).
+     */
+    private String apiPrefix(long deadline) throws IOException {
+        String p = prefix;
+        if (p != null) {
+            return p;
+        }
+        synchronized (this) {
+            if (prefix == null) {
+                Response r = callUnversioned("/version", deadline);
+                if (r.status() != 200) {
+                    throw new IOException("GET /version answered " + r.status() + ": " + r.message());
+                }
+                JsonNode v = r.json();
+                int max = version(v.path("ApiVersion").asText("1.41"));
+                int min = version(v.path("MinAPIVersion").asText("1.12"));
+                int chosen = Math.max(min, Math.min(max, PREFERRED_API));
+                prefix = "/v" + (chosen / 1000) + "." + (chosen % 1000);
+            }
+            return prefix;
+        }
+    }
+
+    private Response callUnversioned(String path, long deadline) throws IOException {
+        try (EngineConnection conn = EngineConnection.open(host, deadline)) {
+            conn.write(encode("GET", path, null, false), deadline);
+            EngineConnection.Head head = conn.readHead(deadline);
+            return new Response(head.status(), conn.readBody(head, deadline));
+        }
+    }
+
+    /** {@code major.minor} as {@code major * 1000 + minor}; anything else (or a part over 999) is the preference. */
+    private static int version(String text) {
+        String[] parts = text.trim().split("\\.");
+        // Bounded parts: a hostile /version must not wrap the arithmetic into some other version.
+        if (!VERSION_PART.matcher(parts[0]).matches()
+                || (parts.length > 1 && !VERSION_PART.matcher(parts[1]).matches())) {
+            return PREFERRED_API;
+        }
+        return Integer.parseInt(parts[0]) * 1000 + (parts.length > 1 ? Integer.parseInt(parts[1]) : 0);
+    }
+
+    private static byte[] encode(String method, String path, Object body, boolean upgrade) throws IOException {
+        byte[] payload = body == null ? null : JSON.writeValueAsBytes(body);
+        StringBuilder head = new StringBuilder(160).append(method).append(' ').append(path)
+                .append(" HTTP/1.1\r\nHost: docker\r\nUser-Agent: sandboxkit\r\n");
+        if (payload != null) {
+            head.append("Content-Type: application/json\r\nContent-Length: ").append(payload.length).append("\r\n");
+        } else if (!method.equals("GET")) {
+            head.append("Content-Length: 0\r\n");
+        }
+        if (upgrade) {
+            head.append("Connection: Upgrade\r\nUpgrade: tcp\r\n");
+        }
+        head.append("\r\n");
+        byte[] h = head.toString().getBytes(StandardCharsets.UTF_8);
+        if (payload == null) {
+            return h;
+        }
+        byte[] all = new byte[h.length + payload.length];
+        System.arraycopy(h, 0, all, 0, h.length);
+        System.arraycopy(payload, 0, all, h.length, payload.length);
+        return all;
+    }
+}

@@ -1,0 +1,677 @@
+package dev.sandboxkit.docker.internal.engine;
+
+import dev.sandboxkit.SandboxExecException;
+
+import java.io.Closeable;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.net.StandardProtocolFamily;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.channels.AsynchronousCloseException;
+import java.nio.channels.CancelledKeyException;
+import java.nio.channels.ClosedByInterruptException;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One HTTP/1.1 connection to the engine over a non-blocking {@link SocketChannel}, so every wait has a
+ * deadline (unix-domain channels have no SO_TIMEOUT) and an upgraded exec stream can be read and
+ * written at once from the calling thread. Not thread-safe; used by one thread at a time, except
+ * {@link #close()}, which may be called from another thread to wake a reader.
+ *
+ * <h2>Limits</h2>
+ * The engine is trusted to be the engine, not to be well-formed: the endpoint may be a broken proxy, another
+ * service, or hostile. So the response parser holds every answer to fixed limits, all far above what a Docker
+ * engine sends this client (small JSON answers, a few short headers):
+ * <ul>
+ *   <li>a status line, header line, chunk-size line or trailer line: {@value #MAX_LINE_BYTES} bytes;</li>
+ *   <li>header fields: {@value #MAX_HEADER_FIELDS}, and as many trailer fields;</li>
+ *   <li>the head (status line and headers): {@value #MAX_HEAD_BYTES} bytes;</li>
+ *   <li>a body read into memory: {@value #MAX_BODY_BYTES} bytes, whether it has a Content-Length, is chunked
+ *       (chunk framing and trailers count, so an endless stream of tiny chunks is bounded too) or runs to the
+ *       end of the connection. The largest real answer is an exec inspect, which echoes the command's
+ *       arguments: containerd refuses execs over 4 MiB, so 16 MiB leaves room for the JSON escaping.</li>
+ * </ul>
+ * Content-Length is parsed as a {@code long} of decimal digits only (a sign, a list, two different values, a
+ * value beyond a long are refused) and a chunk size as hexadecimal digits with the limit checked at each digit,
+ * so no value can overflow or be cut by a cast. A body is held in blocks as its bytes arrive, never in an
+ * array sized by what the answer claims.
+ *
+ * <p>An answer that breaks HTTP or a limit, or ends before it is complete, is a
+ * {@link SandboxExecException} naming the engine, thrown at once: the endpoint answered, so it is not
+ * unreachable, retrying will not make it well-formed, and the request may have been carried out (every use of
+ * this client serves an exec). Failures to connect, resets, timeouts and an end of stream before any byte of
+ * the answer stay {@link IOException}s: the callers map them to
+ * {@link dev.sandboxkit.SandboxUnavailableException}, and an idle pooled connection the engine dropped is
+ * retried once.
+ */
+public final class EngineConnection implements Closeable {
+    /** A deadline that never passes. */
+    public static final long NO_DEADLINE = Long.MAX_VALUE;
+    static final int BUFFER_SIZE = 64 * 1024;
+    /** Longest status, header, chunk-size or trailer line, without its CRLF. */
+    static final int MAX_LINE_BYTES = 8 * 1024;
+    /** Most header fields in a head, and most trailer fields after a chunked body. */
+    static final int MAX_HEADER_FIELDS = 100;
+    /** Largest head: status line and header lines with their CRLFs. */
+    static final int MAX_HEAD_BYTES = 64 * 1024;
+    /** Largest body read into memory, counted on the wire (chunk framing included). */
+    static final int MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+    private final DockerHost host;
+    private final SocketChannel channel;
+    private final Selector selector;
+    private final SelectionKey key;
+    /** Received, not yet consumed bytes: kept in read mode (position = next byte, limit = end). */
+    private final ByteBuffer in = ByteBuffer.allocate(BUFFER_SIZE).flip();
+    private ByteBuffer pendingOut;
+    private boolean outputShut;
+    private long received;
+
+    /** A line being read; one per connection, sized for the longest line plus its CR. */
+    private byte[] line;
+
+    private EngineConnection(DockerHost host, SocketChannel channel, Selector selector, SelectionKey key) {
+        this.host = host;
+        this.channel = channel;
+        this.selector = selector;
+        this.key = key;
+    }
+
+    static EngineConnection open(DockerHost host, long deadline) throws IOException {
+        SocketChannel ch = host.unix() ? SocketChannel.open(StandardProtocolFamily.UNIX) : SocketChannel.open();
+        Selector sel = null;
+        try {
+            ch.configureBlocking(false);
+            sel = Selector.open();
+            SelectionKey k = ch.register(sel, 0);
+            EngineConnection c = new EngineConnection(host, ch, sel, k);
+            if (!ch.connect(host.address())) {
+                k.interestOps(SelectionKey.OP_CONNECT);
+                while (!ch.finishConnect()) {
+                    c.await(deadline, "connecting");
+                }
+            }
+            if (!host.unix()) {
+                ch.socket().setTcpNoDelay(true);
+            }
+            return c;
+        } catch (IOException | RuntimeException e) {
+            ch.close();
+            if (sel != null) {
+                sel.close();
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * The receive buffer in read mode; consumers advance its position.
+     *
+     * @return the buffer holding received, unconsumed bytes
+     */
+    public ByteBuffer buffer() {
+        return in;
+    }
+
+    /**
+     * Whether the engine closed an idle kept-alive connection, or sent something unasked (cheap, non-blocking).
+     *
+     * @return whether the connection must not be used for another request
+     */
+    public boolean isStale() {
+        if (!channel.isOpen() || in.hasRemaining()) {
+            return true;
+        }
+        try {
+            return readSome() != 0;
+        } catch (IOException e) {
+            return true;
+        }
+    }
+
+    /**
+     * Writes all of {@code bytes}.
+     *
+     * @param bytes    what to send
+     * @param deadline {@link System#nanoTime()} by which it must be written, or {@link #NO_DEADLINE}
+     * @throws IOException if the connection fails or the deadline passes
+     */
+    public void write(byte[] bytes, long deadline) throws IOException {
+        ByteBuffer b = ByteBuffer.wrap(bytes);
+        while (b.hasRemaining()) {
+            checkInterrupt();
+            if (channel.write(b) == 0) {
+                interest(SelectionKey.OP_WRITE);
+                await(deadline, "writing the request");
+            }
+        }
+    }
+
+    /**
+     * Reads the status line and headers. Bytes after the head stay in {@link #buffer()}.
+     *
+     * @throws SandboxExecException if the head breaks HTTP or a limit, or the connection ends inside it
+     * @throws IOException          if the connection fails, the deadline passes, or it ends before any byte
+     */
+    Head readHead(long deadline) throws IOException {
+        if (!in.hasRemaining()) {
+            more(deadline, null); // an end of stream here is a dropped idle connection: retried by the client
+        }
+        String status = readLine(deadline, "status line");
+        int headBytes = status.length() + 2;
+        List<String> fields = new ArrayList<>();
+        while (true) {
+            String field = readLine(deadline, "header line");
+            if (field.isEmpty()) {
+                return parseHead(status, fields);
+            }
+            headBytes += field.length() + 2;
+            if (headBytes > MAX_HEAD_BYTES) {
+                throw violation("a head larger than " + MAX_HEAD_BYTES + " bytes");
+            }
+            if (fields.size() == MAX_HEADER_FIELDS) {
+                throw violation("more than " + MAX_HEADER_FIELDS + " header fields");
+            }
+            fields.add(field);
+        }
+    }
+
+    /**
+     * Reads a complete body as described by the head, at most {@value #MAX_BODY_BYTES} bytes.
+     *
+     * @throws SandboxExecException if the body breaks HTTP or the limit, or the connection ends inside it
+     * @throws IOException          if the connection fails or the deadline passes
+     */
+    byte[] readBody(Head head, long deadline) throws IOException {
+        if (head.status() == 204 || head.status() == 304 || head.status() / 100 == 1) {
+            return new byte[0];
+        }
+        if (head.chunked()) {
+            return readChunked(deadline);
+        }
+        if (head.contentLength() >= 0) {
+            if (head.contentLength() > MAX_BODY_BYTES) {
+                throw violation("a body of " + head.contentLength() + " bytes, over the " + MAX_BODY_BYTES
+                        + "-byte limit for an answer read into memory");
+            }
+            Body body = new Body(head.contentLength());
+            readExactly(head.contentLength(), body, deadline, "body");
+            return body.bytes();
+        }
+        // No length: the body ends when the engine closes the connection.
+        Body out = new Body(-1);
+        while (true) {
+            if (in.remaining() > MAX_BODY_BYTES - out.size()) {
+                throw violation("a body without a length running over the " + MAX_BODY_BYTES
+                        + "-byte limit for an answer read into memory");
+            }
+            out.take(in, in.remaining());
+            int n = fill(deadline);
+            if (n < 0) {
+                return out.bytes();
+            }
+            if (n == 0) {
+                throw new SocketTimeoutException("engine did not finish its answer in time");
+            }
+        }
+    }
+
+    /**
+     * Queues bytes to send while {@link #fill} waits for input (exec stdin); once they are all written,
+     * the write side is shut down so the process sees EOF.
+     */
+    void sendThenShutdown(ByteBuffer bytes) {
+        this.pendingOut = bytes;
+    }
+
+    /**
+     * Reads more bytes into {@link #buffer()}, meanwhile writing queued output.
+     *
+     * @param deadline {@link System#nanoTime()} after which to give up, or {@link #NO_DEADLINE}
+     * @return bytes read, {@code -1} at end of stream, {@code 0} when the deadline passed
+     * @throws IOException if the connection fails
+     */
+    public int fill(long deadline) throws IOException {
+        if (in.remaining() == in.capacity()) {
+            throw new IllegalStateException("receive buffer full: consume it before filling");
+        }
+        while (true) {
+            flushPending();
+            int n = readSome();
+            if (n != 0) {
+                return n;
+            }
+            long wait = remainingNanos(deadline);
+            if (wait <= 0) {
+                return 0;
+            }
+            int ops = SelectionKey.OP_READ;
+            if (pendingOut != null) {
+                ops |= SelectionKey.OP_WRITE;
+            }
+            interest(ops);
+            select(wait);
+        }
+    }
+
+    /** Half-closes: the engine forwards EOF to the process's stdin. */
+    void shutdownOutput() throws IOException {
+        if (!outputShut) {
+            outputShut = true;
+            pendingOut = null;
+            channel.shutdownOutput();
+        }
+    }
+
+    /** Closes the socket; safe from any thread, wakes a thread blocked in {@link #fill}. */
+    @Override
+    public void close() {
+        try {
+            // Closing the selector first wakes a thread blocked in select().
+            selector.close();
+        } catch (IOException ignored) {
+            // nothing left to release
+        }
+        try {
+            channel.close();
+        } catch (IOException ignored) {
+            // nothing left to release
+        }
+    }
+
+    /** Bytes received so far; tells whether a failed request got any answer. */
+    long received() {
+        return received;
+    }
+
+    boolean isOpen() {
+        return channel.isOpen();
+    }
+
+    static long remainingNanos(long deadline) {
+        return deadline == NO_DEADLINE ? Long.MAX_VALUE : deadline - System.nanoTime();
+    }
+
+    /**
+     * Fills, or fails: a timeout is an {@link IOException}; an end of stream inside the answer ({@code inside}
+     * names where) is a violation, before it ({@code inside == null}) an {@link EOFException}.
+     */
+    private void more(long deadline, String inside) throws IOException {
+        int n = fill(deadline);
+        if (n < 0) {
+            if (inside == null) {
+                throw new EOFException("the engine closed the connection before answering");
+            }
+            throw violation("it closed the connection inside the " + inside);
+        }
+        if (n == 0) {
+            throw new SocketTimeoutException("engine did not answer in time");
+        }
+    }
+
+    /** The exception for an answer that breaks HTTP or a limit: thrown at once, the connection is not reused. */
+    private SandboxExecException violation(String what) {
+        return new SandboxExecException("the Docker engine at " + host + " sent a malformed answer: " + what);
+    }
+
+    private void flushPending() throws IOException {
+        ByteBuffer out = pendingOut;
+        if (out == null) {
+            return;
+        }
+        if (out.hasRemaining()) {
+            checkInterrupt();
+            try {
+                channel.write(out);
+            } catch (ClosedByInterruptException e) {
+                throw interrupted(e);
+            } catch (IOException e) {
+                // The process exited without reading all of stdin (EPIPE/ECONNRESET): stop writing,
+                // keep reading whatever it printed.
+                pendingOut = null;
+                return;
+            }
+        }
+        if (!out.hasRemaining()) {
+            try {
+                shutdownOutput();
+            } catch (IOException e) {
+                // The engine closed its side already; the read side will say so.
+                pendingOut = null;
+            }
+        }
+    }
+
+    private int readSome() throws IOException {
+        checkInterrupt();
+        in.compact();
+        try {
+            int n = channel.read(in);
+            if (n > 0) {
+                received += n;
+            }
+            return n;
+        } catch (ClosedByInterruptException e) {
+            throw interrupted(e);
+        } finally {
+            in.flip();
+        }
+    }
+
+    private void interest(int ops) throws IOException {
+        try {
+            key.interestOps(ops);
+        } catch (CancelledKeyException e) {
+            throw new AsynchronousCloseException();
+        }
+    }
+
+    private void await(long deadline, String what) throws IOException {
+        long wait = remainingNanos(deadline);
+        if (wait <= 0) {
+            throw new SocketTimeoutException("engine did not answer in time while " + what);
+        }
+        select(wait);
+    }
+
+    private void select(long waitNanos) throws IOException {
+        checkInterrupt();
+        long millis = waitNanos == Long.MAX_VALUE ? 0 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(waitNanos + 999_999));
+        try {
+            selector.select(millis);
+            selector.selectedKeys().clear();
+        } catch (ClosedSelectorException | CancelledKeyException e) {
+            // close() from another thread (the sandbox was removed): report it like a closed channel.
+            throw new AsynchronousCloseException();
+        }
+        checkInterrupt();
+    }
+
+    private static void checkInterrupt() throws InterruptedIOException {
+        // Checked before every channel call: an interrupt during one would close the channel.
+        if (Thread.currentThread().isInterrupted()) {
+            throw new InterruptedIOException("interrupted");
+        }
+    }
+
+    private static InterruptedIOException interrupted(Exception cause) {
+        InterruptedIOException e = new InterruptedIOException("interrupted");
+        e.initCause(cause);
+        return e;
+    }
+
+    /** Moves exactly {@code length} body bytes into {@code out}. */
+    private void readExactly(long length, Body out, long deadline, String what) throws IOException {
+        long left = length;
+        while (left > 0) {
+            if (!in.hasRemaining()) {
+                more(deadline, what);
+            }
+            int n = (int) Math.min(in.remaining(), left);
+            out.take(in, n);
+            left -= n;
+        }
+    }
+
+    /**
+     * A chunked body. Everything read counts toward {@value #MAX_BODY_BYTES}: the data, the size lines with
+     * their extensions, the CRLFs and the trailers, so no stream of small chunks or long lines is unbounded.
+     */
+    private byte[] readChunked(long deadline) throws IOException {
+        Body out = new Body(-1);
+        long wire = 0;
+        while (true) {
+            String sizeLine = readLine(deadline, "chunk size line");
+            wire += sizeLine.length() + 2;
+            long size = chunkSize(sizeLine);
+            if (size > MAX_BODY_BYTES - wire) {
+                throw violation("a chunk of " + size + " bytes, over the " + MAX_BODY_BYTES
+                        + "-byte limit for an answer read into memory");
+            }
+            if (size == 0) {
+                readTrailers(deadline, wire);
+                return out.bytes();
+            }
+            readExactly(size, out, deadline, "chunk");
+            wire += size + 2;
+            if (!readLine(deadline, "chunk").isEmpty()) {
+                throw violation("chunk data not followed by CRLF");
+            }
+        }
+    }
+
+    /** Trailer fields after the last chunk, up to the empty line; skipped, but counted. */
+    private void readTrailers(long deadline, long wire) throws IOException {
+        for (int fields = 0; ; fields++) {
+            String trailer = readLine(deadline, "trailer");
+            if (trailer.isEmpty()) {
+                return;
+            }
+            wire += trailer.length() + 2;
+            if (fields == MAX_HEADER_FIELDS || wire > MAX_BODY_BYTES) {
+                throw violation("more than " + MAX_HEADER_FIELDS + " trailer fields, or trailers over the "
+                        + MAX_BODY_BYTES + "-byte limit");
+            }
+        }
+    }
+
+    /** {@code 1*HEXDIG [ ";" extensions ]}, with whitespace around the digits tolerated; at most the body limit. */
+    private long chunkSize(String sizeLine) {
+        int semi = sizeLine.indexOf(';');
+        String digits = (semi >= 0 ? sizeLine.substring(0, semi) : sizeLine).trim();
+        if (digits.isEmpty()) {
+            throw violation("an empty chunk size");
+        }
+        long size = 0;
+        for (int i = 0; i < digits.length(); i++) {
+            int d = hexDigit(digits.charAt(i));
+            if (d < 0) {
+                throw violation("a chunk size that is not hexadecimal: '" + shown(digits) + "'");
+            }
+            size = size * 16 + d;
+            if (size > MAX_BODY_BYTES) {
+                // Checked at every digit: the value cannot overflow, however many digits follow.
+                throw violation("a chunk size over the " + MAX_BODY_BYTES + "-byte limit for an answer read into"
+                        + " memory: '" + shown(digits) + "'");
+            }
+        }
+        return size;
+    }
+
+    private static int hexDigit(char c) {
+        if (c >= '0' && c <= '9') {
+            return c - '0';
+        }
+        if (c >= 'a' && c <= 'f') {
+            return c - 'a' + 10;
+        }
+        if (c >= 'A' && c <= 'F') {
+            return c - 'A' + 10;
+        }
+        return -1; // ASCII only: Character.digit would take other scripts' digits
+    }
+
+    /**
+     * One line without its line end (CRLF, or a bare LF as before), at most {@value #MAX_LINE_BYTES} bytes,
+     * decoded as ISO-8859-1 (one char per byte).
+     */
+    private String readLine(long deadline, String what) throws IOException {
+        if (line == null) {
+            line = new byte[MAX_LINE_BYTES + 1];
+        }
+        int length = 0;
+        while (true) {
+            if (!in.hasRemaining()) {
+                more(deadline, what);
+            }
+            byte b = in.get();
+            if (b == '\n') {
+                if (length > 0 && line[length - 1] == '\r') {
+                    length--;
+                }
+                if (length > MAX_LINE_BYTES) {
+                    break;
+                }
+                return new String(line, 0, length, StandardCharsets.ISO_8859_1);
+            }
+            if (length == line.length) {
+                break;
+            }
+            line[length++] = b;
+        }
+        throw violation("a " + what + " longer than " + MAX_LINE_BYTES + " bytes");
+    }
+
+    /** The status line and the header fields this client cares about, each checked. */
+    private Head parseHead(String statusLine, List<String> fields) {
+        String[] status = statusLine.split(" ", 3);
+        if (status.length < 2 || !status[0].startsWith("HTTP/1.")) {
+            throw violation("not an HTTP response: '" + shown(statusLine) + "'");
+        }
+        String code = status[1];
+        if (code.length() != 3 || !digits(code) || code.charAt(0) == '0') {
+            throw violation("a malformed status line: '" + shown(statusLine) + "'");
+        }
+        long length = -1;
+        boolean chunked = false;
+        boolean keepAlive = !status[0].equals("HTTP/1.0");
+        String api = null;
+        for (String field : fields) {
+            int colon = field.indexOf(':');
+            if (colon <= 0) {
+                continue; // not a field (obsolete line folding, say): nothing here depends on it
+            }
+            String name = field.substring(0, colon).trim().toLowerCase(Locale.ROOT);
+            String value = field.substring(colon + 1).trim();
+            switch (name) {
+                case "content-length" -> {
+                    long parsed = contentLength(value);
+                    if (length >= 0 && parsed != length) {
+                        throw violation("two different Content-Lengths (" + length + " and " + parsed + ")");
+                    }
+                    length = parsed;
+                }
+                case "transfer-encoding" -> chunked = value.toLowerCase(Locale.ROOT).contains("chunked");
+                case "connection" -> keepAlive = keepAlive && !value.equalsIgnoreCase("close");
+                case "api-version" -> api = value;
+                default -> {
+                }
+            }
+        }
+        int statusCode = Integer.parseInt(code); // three ASCII digits: cannot fail
+        if (!chunked && length < 0 && statusCode != 204 && statusCode != 304 && statusCode / 100 != 1) {
+            keepAlive = false;
+        }
+        return new Head(statusCode, length, chunked, keepAlive, api);
+    }
+
+    /** {@code 1*DIGIT}: no sign, no list, and within a long. Whether the body may be that long is for the reader. */
+    private long contentLength(String value) {
+        if (value.isEmpty() || !digits(value)) {
+            throw violation("a malformed Content-Length: '" + shown(value) + "'");
+        }
+        try {
+            return Long.parseLong(value);
+        } catch (NumberFormatException e) {
+            throw violation("a Content-Length beyond any body: '" + shown(value) + "'");
+        }
+    }
+
+    private static boolean digits(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c < '0' || c > '9') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** A piece of what the endpoint sent, safe for a message: short, control characters escaped. */
+    private static String shown(String raw) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < raw.length() && i < 64; i++) {
+            char c = raw.charAt(i);
+            b.append(c >= 0x20 && c < 0x7f ? String.valueOf(c) : String.format("\\x%02x", (int) c));
+        }
+        return raw.length() > 64 ? b + "..." : b.toString();
+    }
+
+    /**
+     * A body as it arrives, in blocks of at most {@link #BUFFER_SIZE}: what an answer holds before it is
+     * refused is what arrived, in small arrays (no doubling copies, no array sized by what the answer claims).
+     */
+    private static final class Body {
+        private final List<byte[]> blocks = new ArrayList<>();
+        /** The Content-Length (at most the limit), or -1: blocks are then sized to what is left of it. */
+        private final long expected;
+        private byte[] last;
+        private int lastFill;
+        private int size;
+
+        Body(long expected) {
+            this.expected = expected;
+        }
+
+        /** Moves {@code n} bytes from {@code in} (a heap buffer in read mode). */
+        void take(ByteBuffer in, int n) {
+            int left = n;
+            while (left > 0) {
+                if (last == null || lastFill == last.length) {
+                    long wanted = expected >= 0 ? expected - size - (n - left) : Math.max(left, 256);
+                    last = new byte[(int) Math.min(BUFFER_SIZE, wanted)];
+                    lastFill = 0;
+                    blocks.add(last);
+                }
+                int k = Math.min(left, last.length - lastFill);
+                in.get(last, lastFill, k);
+                lastFill += k;
+                left -= k;
+            }
+            size += n;
+        }
+
+        int size() {
+            return size;
+        }
+
+        byte[] bytes() {
+            if (blocks.isEmpty()) {
+                return new byte[0];
+            }
+            if (blocks.size() == 1 && lastFill == last.length) {
+                return last; // the usual small answer with a length: one block, exactly full
+            }
+            byte[] all = new byte[size];
+            int at = 0;
+            for (byte[] b : blocks) {
+                int k = b == last ? lastFill : b.length;
+                System.arraycopy(b, 0, all, at, k);
+                at += k;
+            }
+            return all;
+        }
+    }
+
+    /**
+     * A response's status line and the headers this client cares about.
+     *
+     * @param status        HTTP status
+     * @param contentLength Content-Length, or -1
+     * @param chunked       whether the body is chunked
+     * @param keepAlive     whether the connection may be reused
+     * @param apiVersion    the Api-Version header, or {@code null}
+     */
+    record Head(int status, long contentLength, boolean chunked, boolean keepAlive, String apiVersion) {
+    }
+}

@@ -1,0 +1,263 @@
+package dev.sandboxkit.docker.internal.engine;
+
+import dev.sandboxkit.ExecStream;
+import dev.sandboxkit.OutputListener;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/**
+ * Demultiplexes the engine's raw exec stream (8-byte headers: type 1 stdout / 2 stderr, 3 zero bytes,
+ * big-endian uint32 size), keeps at most the caps in memory and hands every byte to the listener as it
+ * arrives. Not thread-safe: one exec, one thread.
+ */
+public final class ExecOutput implements StreamDemux.Sink {
+    /** How runc reports an exec that could not start; the engine sends it as stdout, exit code 126. */
+    private static final byte[] START_FAILURE = "OCI runtime exec failed".getBytes(StandardCharsets.US_ASCII);
+    private static final int MIN_HELD = 8;
+    private static final int MAX_HELD = 4096;
+
+    private final Capped stdout;
+    private final Capped stderr;
+    private final OutputListener listener;
+    private final StreamDemux demux = new StreamDemux();
+    private ExecStream current;
+    private boolean firstFrame = true;
+    /** The first stdout frame while it may be a start failure; released as soon as anything follows. */
+    private byte[] held;
+    private int heldFill;
+
+    ExecOutput(int stdoutLimit, int stderrLimit, OutputListener listener) {
+        this.stdout = new Capped(stdoutLimit);
+        this.stderr = new Capped(stderrLimit);
+        this.listener = listener;
+    }
+
+    /** Consumes everything readable in {@code in}. */
+    void consume(ByteBuffer in) {
+        demux.consume(in, this);
+    }
+
+    @Override
+    public void payload(byte[] array, int offset, int n) {
+        if (held != null) {
+            System.arraycopy(array, offset, held, heldFill, n);
+            heldFill += n;
+            if (demux.payloadLeft() == 0 && !isStartFailure(held, heldFill)) {
+                releaseHeld();
+            }
+        } else {
+            deliver(current, array, offset, n);
+        }
+    }
+
+    /**
+     * Called once the exit code is known. If the process never started (the engine reports exit code 126
+     * and pid 0) and the only output was runc's complaint, returns the exit code a shell would give (127
+     * for a missing binary, 126 otherwise) and turns the message into stderr; otherwise releases any held
+     * bytes as the stdout they were.
+     */
+    int finish(int exitCode, boolean neverStarted) {
+        if (held == null) {
+            return exitCode;
+        }
+        if (exitCode == 126 && neverStarted && demux.payloadLeft() == 0 && isStartFailure(held, heldFill)) {
+            String message = new String(held, 0, heldFill, StandardCharsets.UTF_8);
+            byte[] line = held;
+            int length = heldFill;
+            held = null;
+            deliver(ExecStream.STDERR, line, 0, length);
+            return startFailureExitCode(message);
+        }
+        releaseHeld();
+        return exitCode;
+    }
+
+    /**
+     * The engine's message while it may explain why the process never started (a complete first stdout frame
+     * that reads like one), else {@code null}. Nothing is delivered until {@link #finish}.
+     */
+    String heldStartFailure() {
+        return held != null && demux.payloadLeft() == 0 && isStartFailure(held, heldFill)
+                ? new String(held, 0, heldFill, StandardCharsets.UTF_8) : null;
+    }
+
+    /**
+     * Whether a first stdout frame reads like the engine's own report of an exec that could not start:
+     * runc's {@code OCI runtime exec failed: ...}, or one line ending in CRLF (the engine writes its errors so)
+     * that carries containerd's {@code : unknown} suffix or reads like a container going away
+     * ({@code cannot exec in a stopped state: unknown}, {@code container is not running}). Held back only
+     * until the exit code shows whether the process started.
+     */
+    private static boolean isStartFailure(byte[] bytes, int length) {
+        if (startsWith(bytes, length, START_FAILURE)) {
+            return true;
+        }
+        if (length < 2 || bytes[length - 2] != '\r' || bytes[length - 1] != '\n') {
+            return false;
+        }
+        for (int i = 0; i < length - 2; i++) {
+            if (bytes[i] == '\n') {
+                return false;
+            }
+        }
+        String line = new String(bytes, 0, length, StandardCharsets.UTF_8);
+        return line.endsWith(": unknown\r\n") || EngineClient.smellsOfRemoval(line);
+    }
+
+    /**
+     * The exit code a shell gives for a command that cannot start: 127 when the binary does not exist
+     * (ENOENT, or ENOTDIR: a file where a directory should be on its path), 126 otherwise (not executable,
+     * a directory on its path that cannot be searched, bad working directory, ...).
+     */
+    static int startFailureExitCode(String message) {
+        String m = message.toLowerCase(java.util.Locale.ROOT);
+        boolean missing = m.contains("executable file not found") || (m.contains("exec: \"") && !m.contains("chdir")
+                && (m.contains("no such file or directory") || m.contains("not a directory")));
+        return missing ? 127 : 126;
+    }
+
+    /** Delivers a held frame as it is, because the exec is being abandoned. */
+    void releaseIfHeld() {
+        if (held != null) {
+            releaseHeld();
+        }
+    }
+
+    /** Records an engine-side start failure (newer engines answer exec start with an error body). */
+    void startFailure(String message) {
+        byte[] bytes = (message + "\n").getBytes(StandardCharsets.UTF_8);
+        deliver(ExecStream.STDERR, bytes, 0, bytes.length);
+    }
+
+    byte[] stdout() {
+        return stdout.bytes();
+    }
+
+    byte[] stderr() {
+        return stderr.bytes();
+    }
+
+    boolean stdoutTruncated() {
+        return stdout.truncated();
+    }
+
+    boolean stderrTruncated() {
+        return stderr.truncated();
+    }
+
+    @Override
+    public void header(int type, long payloadLeft) {
+        // 0 would be stdin (never sent back), 3 is the engine's own error stream.
+        current = type == 2 || type == 3 ? ExecStream.STDERR : ExecStream.STDOUT;
+        if (held != null) {
+            releaseHeld();
+        }
+        if (firstFrame && current == ExecStream.STDOUT && payloadLeft >= MIN_HELD && payloadLeft <= MAX_HELD) {
+            held = new byte[(int) payloadLeft];
+            heldFill = 0;
+        }
+        firstFrame = false;
+        if (payloadLeft == 0 && held != null) {
+            releaseHeld();
+        }
+    }
+
+    private void releaseHeld() {
+        byte[] bytes = held;
+        int length = heldFill;
+        held = null;
+        deliver(ExecStream.STDOUT, bytes, 0, length);
+    }
+
+    private void deliver(ExecStream stream, byte[] bytes, int offset, int length) {
+        if (length == 0) {
+            return;
+        }
+        (stream == ExecStream.STDOUT ? stdout : stderr).append(bytes, offset, length);
+        if (listener != null) {
+            try {
+                listener.onOutput(stream, bytes, offset, length);
+            } catch (RuntimeException e) {
+                throw new ListenerFailure(e);
+            }
+        }
+    }
+
+    private static boolean startsWith(byte[] bytes, int length, byte[] prefix) {
+        return length >= prefix.length && Arrays.equals(bytes, 0, prefix.length, prefix, 0, prefix.length);
+    }
+
+    /** The listener threw; carries its exception to the exec loop, which kills the process. Also the channel's. */
+    public static final class ListenerFailure extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        /**
+         * Wraps what the listener threw.
+         *
+         * @param cause the listener's exception
+         */
+        public ListenerFailure(RuntimeException cause) {
+            super(cause);
+        }
+    }
+
+    /** Keeps the first {@code limit} bytes; grows on demand so small outputs stay small. Also the channel's. */
+    public static final class Capped {
+        private final int limit;
+        private byte[] data = new byte[0];
+        private int size;
+        private boolean truncated;
+
+        /**
+         * An empty buffer.
+         *
+         * @param limit the most bytes kept
+         */
+        public Capped(int limit) {
+            this.limit = limit;
+        }
+
+        /**
+         * Keeps what fits under the limit and notes whether anything was dropped.
+         *
+         * @param bytes  the source
+         * @param offset where the bytes start
+         * @param length how many
+         */
+        public void append(byte[] bytes, int offset, int length) {
+            int keep = Math.min(length, limit - size);
+            if (keep < length) {
+                truncated = true;
+            }
+            if (keep <= 0) {
+                return;
+            }
+            if (size + keep > data.length) {
+                int grown = (int) Math.min(limit, Math.max((long) size + keep, Math.max(256L, data.length * 2L)));
+                data = Arrays.copyOf(data, grown);
+            }
+            System.arraycopy(bytes, offset, data, size, keep);
+            size += keep;
+        }
+
+        /**
+         * The bytes kept.
+         *
+         * @return a copy, or the internal array when it is exactly full
+         */
+        public byte[] bytes() {
+            return size == data.length ? data : Arrays.copyOf(data, size);
+        }
+
+        /**
+         * Whether bytes beyond the limit were dropped.
+         *
+         * @return true once anything was dropped
+         */
+        public boolean truncated() {
+            return truncated;
+        }
+    }
+}
