@@ -15,31 +15,21 @@ import java.util.Objects;
  * use it for secrets. Output beyond {@link #stdoutLimit()} / {@link #stderrLimit()} is dropped from
  * the result (which is then marked truncated) but still reaches the {@link #listener()}.
  *
- * @param command     argv; {@link #shell(String)} wraps a script in {@code /bin/sh -c}
- * @param env         environment for this exec only, on top of the spec's env
- * @param workingDir  absolute path inside {@value SandboxSpec#WORKSPACE}; {@code null} means the workspace itself
- * @param stdin       bytes written to the process's stdin, followed by EOF; {@code null} means the process
- *                    sees EOF at once (empty stdin)
- * @param timeout     kill the process after this long; {@code null} for no limit
- * @param stdoutLimit maximum stdout bytes kept in the result
- * @param stderrLimit maximum stderr bytes kept in the result
- * @param listener    receives output as it arrives, or {@code null}
+ * <p>Built from {@link #of(String...)} or {@link #shell(String)} and the {@code with*} methods; a final class
+ * rather than a record, so that it can gain options without breaking callers.
  */
-public record ExecRequest(
-        List<String> command,
-        Map<String, String> env,
-        String workingDir,
-        byte[] stdin,
-        Duration timeout,
-        int stdoutLimit,
-        int stderrLimit,
-        OutputListener listener) {
+public final class ExecRequest {
+    private final List<String> command;
+    private final Map<String, String> env;
+    private final String workingDir;
+    private final byte[] stdin;
+    private final Duration timeout;
+    private final int stdoutLimit;
+    private final int stderrLimit;
+    private final OutputListener listener;
 
-    /** Default cap on each output stream kept in the result: 1 MiB. */
-    public static final int DEFAULT_OUTPUT_LIMIT = 1024 * 1024;
-
-    /** Validates, normalizes the working directory and copies. */
-    public ExecRequest {
+    private ExecRequest(List<String> command, Map<String, String> env, String workingDir, byte[] stdin, Duration timeout,
+                        int stdoutLimit, int stderrLimit, OutputListener listener) {
         Objects.requireNonNull(command, "command");
         if (command.isEmpty()) {
             throw new IllegalArgumentException("command must not be empty");
@@ -59,7 +49,82 @@ public record ExecRequest(
         if (stdoutLimit < 0 || stderrLimit < 0) {
             throw new IllegalArgumentException("output limits must be >= 0");
         }
+        this.command = command;
+        this.env = env;
+        this.workingDir = workingDir;
+        this.stdin = stdin;
+        this.timeout = timeout;
+        this.stdoutLimit = stdoutLimit;
+        this.stderrLimit = stderrLimit;
+        this.listener = listener;
     }
+
+    /**
+     * Argv; {@link #shell(String)} wraps a script in {@code /bin/sh -c}.
+     *
+     * @return argv; {@link #shell(String)} wraps a script in {@code /bin/sh -c}
+     */
+    public List<String> command() {
+        return command;
+    }
+
+    /**
+     * Environment for this exec only, on top of the spec's env.
+     *
+     * @return environment for this exec only, on top of the spec's env
+     */
+    public Map<String, String> env() {
+        return env;
+    }
+
+    /**
+     * Absolute path inside {@value SandboxSpec#WORKSPACE}; {@code null} means the workspace itself.
+     *
+     * @return absolute path inside {@value SandboxSpec#WORKSPACE}; {@code null} means the workspace itself
+     */
+    public String workingDir() {
+        return workingDir;
+    }
+
+    /**
+     * Kill the process after this long; {@code null} for no limit.
+     *
+     * @return kill the process after this long; {@code null} for no limit
+     */
+    public Duration timeout() {
+        return timeout;
+    }
+
+    /**
+     * Maximum stdout bytes kept in the result.
+     *
+     * @return maximum stdout bytes kept in the result
+     */
+    public int stdoutLimit() {
+        return stdoutLimit;
+    }
+
+    /**
+     * Maximum stderr bytes kept in the result.
+     *
+     * @return maximum stderr bytes kept in the result
+     */
+    public int stderrLimit() {
+        return stderrLimit;
+    }
+
+    /**
+     * Receives output as it arrives, or {@code null}.
+     *
+     * @return receives output as it arrives, or {@code null}
+     */
+    public OutputListener listener() {
+        return listener;
+    }
+
+
+    /** Default cap on each output stream kept in the result: 1 MiB. */
+    public static final int DEFAULT_OUTPUT_LIMIT = 1024 * 1024;
 
     /**
      * Runs a program with arguments, without a shell.
@@ -199,7 +264,6 @@ public record ExecRequest(
      *
      * @return stdin content, or {@code null}
      */
-    @Override
     public byte[] stdin() {
         return stdin == null ? null : stdin.clone();
     }

@@ -6,24 +6,190 @@ import java.util.Arrays;
 import java.util.Objects;
 
 /**
- * The outcome of one exec. A non-zero {@link #exitCode()} is data, not an exception.
- *
- * @param exitCode        the process's exit code; 126/127 for a command that cannot run, 137 when killed
- * @param stdoutBytes     captured stdout, at most the request's limit
- * @param stderrBytes     captured stderr, at most the request's limit
- * @param stdoutTruncated whether stdout was longer than its limit
- * @param stderrTruncated whether stderr was longer than its limit
- * @param termination     how the process ended
- * @param duration        wall time of the exec as seen by the library
+ * The outcome of one exec. A non-zero {@link #exitCode()} is data, not an exception. Drivers build it with
+ * {@link #builder()}; a final class rather than a record, so that it can gain fields without breaking them.
  */
-public record ExecResult(
-        int exitCode,
-        byte[] stdoutBytes,
-        byte[] stderrBytes,
-        boolean stdoutTruncated,
-        boolean stderrTruncated,
-        Termination termination,
-        Duration duration) {
+public final class ExecResult {
+    private final int exitCode;
+    private final byte[] stdoutBytes;
+    private final byte[] stderrBytes;
+    private final boolean stdoutTruncated;
+    private final boolean stderrTruncated;
+    private final Termination termination;
+    private final Duration duration;
+
+    private ExecResult(int exitCode, byte[] stdoutBytes, byte[] stderrBytes, boolean stdoutTruncated,
+                       boolean stderrTruncated, Termination termination, Duration duration) {
+        stdoutBytes = stdoutBytes == null ? new byte[0] : stdoutBytes.clone();
+        stderrBytes = stderrBytes == null ? new byte[0] : stderrBytes.clone();
+        Objects.requireNonNull(termination, "termination");
+        Objects.requireNonNull(duration, "duration");
+        this.exitCode = exitCode;
+        this.stdoutBytes = stdoutBytes;
+        this.stderrBytes = stderrBytes;
+        this.stdoutTruncated = stdoutTruncated;
+        this.stderrTruncated = stderrTruncated;
+        this.termination = termination;
+        this.duration = duration;
+    }
+
+    /**
+     * The process's exit code; 126/127 for a command that cannot run, 137 when killed.
+     *
+     * @return the process's exit code; 126/127 for a command that cannot run, 137 when killed
+     */
+    public int exitCode() {
+        return exitCode;
+    }
+
+    /**
+     * Whether stdout was longer than its limit.
+     *
+     * @return whether stdout was longer than its limit
+     */
+    public boolean stdoutTruncated() {
+        return stdoutTruncated;
+    }
+
+    /**
+     * Whether stderr was longer than its limit.
+     *
+     * @return whether stderr was longer than its limit
+     */
+    public boolean stderrTruncated() {
+        return stderrTruncated;
+    }
+
+    /**
+     * How the process ended.
+     *
+     * @return how the process ended
+     */
+    public Termination termination() {
+        return termination;
+    }
+
+    /**
+     * Wall time of the exec as seen by the library.
+     *
+     * @return wall time of the exec as seen by the library
+     */
+    public Duration duration() {
+        return duration;
+    }
+
+    /**
+     * Starts a builder; unset values are {@code null}, {@code 0} or {@code false} unless stated.
+     *
+     * @return a new builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Builds a {@link ExecResult}. Not thread-safe; last write wins. */
+    public static final class Builder {
+        private int exitCode;
+        private byte[] stdoutBytes;
+        private byte[] stderrBytes;
+        private boolean stdoutTruncated;
+        private boolean stderrTruncated;
+        private Termination termination = Termination.EXITED;
+        private Duration duration = Duration.ZERO;
+
+        private Builder() {
+        }
+
+
+        /**
+         * Sets exitCode: the process's exit code; 126/127 for a command that cannot run, 137 when killed.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder exitCode(int value) {
+            this.exitCode = value;
+            return this;
+        }
+
+        /**
+         * Sets stdoutBytes: captured stdout, at most the request's limit.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder stdoutBytes(byte[] value) {
+            this.stdoutBytes = value;
+            return this;
+        }
+
+        /**
+         * Sets stderrBytes: captured stderr, at most the request's limit.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder stderrBytes(byte[] value) {
+            this.stderrBytes = value;
+            return this;
+        }
+
+        /**
+         * Sets stdoutTruncated: whether stdout was longer than its limit.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder stdoutTruncated(boolean value) {
+            this.stdoutTruncated = value;
+            return this;
+        }
+
+        /**
+         * Sets stderrTruncated: whether stderr was longer than its limit.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder stderrTruncated(boolean value) {
+            this.stderrTruncated = value;
+            return this;
+        }
+
+        /**
+         * Sets termination: how the process ended.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder termination(Termination value) {
+            this.termination = value;
+            return this;
+        }
+
+        /**
+         * Sets duration: wall time of the exec as seen by the library.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder duration(Duration value) {
+            this.duration = value;
+            return this;
+        }
+
+        /**
+         * Builds the value.
+         *
+         * @return the value
+         */
+        public ExecResult build() {
+            return new ExecResult(exitCode, stdoutBytes, stderrBytes, stdoutTruncated, stderrTruncated, termination,
+                    duration);
+        }
+    }
+
+
 
     /** How an exec ended. */
     public enum Termination {
@@ -37,20 +203,11 @@ public record ExecResult(
         KILLED
     }
 
-    /** Validates and copies. */
-    public ExecResult {
-        stdoutBytes = stdoutBytes == null ? new byte[0] : stdoutBytes.clone();
-        stderrBytes = stderrBytes == null ? new byte[0] : stderrBytes.clone();
-        Objects.requireNonNull(termination, "termination");
-        Objects.requireNonNull(duration, "duration");
-    }
-
     /**
      * Captured stdout, copied.
      *
      * @return bytes
      */
-    @Override
     public byte[] stdoutBytes() {
         return stdoutBytes.clone();
     }
@@ -60,7 +217,6 @@ public record ExecResult(
      *
      * @return bytes
      */
-    @Override
     public byte[] stderrBytes() {
         return stderrBytes.clone();
     }
@@ -119,7 +275,8 @@ public record ExecResult(
 
     @Override
     public int hashCode() {
-        return Objects.hash(exitCode, Arrays.hashCode(stdoutBytes), Arrays.hashCode(stderrBytes), termination, duration);
+        return Objects.hash(exitCode, Arrays.hashCode(stdoutBytes), Arrays.hashCode(stderrBytes), termination,
+                duration);
     }
 
     @Override

@@ -1,30 +1,317 @@
 package dev.sandboxkit;
 
+import java.util.Objects;
+
 /**
- * A snapshot of what one manager has done since it was built (counters) and holds now (gauges).
- *
- * @param active         containers this manager holds now (gauge)
- * @param suspended      sessions this manager suspended that it has not resumed or destroyed since (gauge)
- * @param created        containers started for new sessions
- * @param resumed        containers started for suspended sessions
- * @param idleReaped     containers removed after the idle TTL
- * @param lifetimeKilled containers killed at their maximum lifetime
- * @param destroyed      sessions destroyed (including ephemeral releases)
- * @param orphansRemoved containers removed by the orphan sweep
- * @param poolHits       acquires served from the warm pool
- * @param poolMisses     acquires that wanted a pooled container and found none
- * @param poolSize       pre-started containers waiting in the pools now (gauge)
+ * A snapshot of what one manager has done since it was built (counters) and holds now (gauges), from
+ * {@link SandboxManager#stats()}. A final class rather than a record, so that new counters can be added without
+ * breaking callers; the library builds it.
  */
-public record ManagerStats(
-        long active,
-        long suspended,
-        long created,
-        long resumed,
-        long idleReaped,
-        long lifetimeKilled,
-        long destroyed,
-        long orphansRemoved,
-        long poolHits,
-        long poolMisses,
-        long poolSize) {
+public final class ManagerStats {
+    private final long active;
+    private final long suspended;
+    private final long created;
+    private final long resumed;
+    private final long idleReaped;
+    private final long lifetimeKilled;
+    private final long destroyed;
+    private final long orphansRemoved;
+    private final long poolHits;
+    private final long poolMisses;
+    private final long poolSize;
+
+    private ManagerStats(long active, long suspended, long created, long resumed, long idleReaped,
+            long lifetimeKilled, long destroyed, long orphansRemoved, long poolHits, long poolMisses, long poolSize) {
+        this.active = active;
+        this.suspended = suspended;
+        this.created = created;
+        this.resumed = resumed;
+        this.idleReaped = idleReaped;
+        this.lifetimeKilled = lifetimeKilled;
+        this.destroyed = destroyed;
+        this.orphansRemoved = orphansRemoved;
+        this.poolHits = poolHits;
+        this.poolMisses = poolMisses;
+        this.poolSize = poolSize;
+    }
+
+    /**
+     * Containers this manager holds now (gauge).
+     *
+     * @return containers this manager holds now (gauge)
+     */
+    public long active() {
+        return active;
+    }
+
+    /**
+     * Sessions this manager suspended that it has not resumed or destroyed since (gauge).
+     *
+     * @return sessions this manager suspended that it has not resumed or destroyed since (gauge)
+     */
+    public long suspended() {
+        return suspended;
+    }
+
+    /**
+     * Containers started for new sessions.
+     *
+     * @return containers started for new sessions
+     */
+    public long created() {
+        return created;
+    }
+
+    /**
+     * Containers started for suspended sessions.
+     *
+     * @return containers started for suspended sessions
+     */
+    public long resumed() {
+        return resumed;
+    }
+
+    /**
+     * Containers removed after the idle TTL.
+     *
+     * @return containers removed after the idle TTL
+     */
+    public long idleReaped() {
+        return idleReaped;
+    }
+
+    /**
+     * Containers killed at their maximum lifetime.
+     *
+     * @return containers killed at their maximum lifetime
+     */
+    public long lifetimeKilled() {
+        return lifetimeKilled;
+    }
+
+    /**
+     * Sessions destroyed (including ephemeral releases).
+     *
+     * @return sessions destroyed (including ephemeral releases)
+     */
+    public long destroyed() {
+        return destroyed;
+    }
+
+    /**
+     * Containers removed by the orphan sweep.
+     *
+     * @return containers removed by the orphan sweep
+     */
+    public long orphansRemoved() {
+        return orphansRemoved;
+    }
+
+    /**
+     * Acquires served from the warm pool.
+     *
+     * @return acquires served from the warm pool
+     */
+    public long poolHits() {
+        return poolHits;
+    }
+
+    /**
+     * Acquires that wanted a pooled container and found none.
+     *
+     * @return acquires that wanted a pooled container and found none
+     */
+    public long poolMisses() {
+        return poolMisses;
+    }
+
+    /**
+     * Pre-started containers waiting in the pools now (gauge).
+     *
+     * @return pre-started containers waiting in the pools now (gauge)
+     */
+    public long poolSize() {
+        return poolSize;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return this == other || (other instanceof ManagerStats o
+                && active == o.active && suspended == o.suspended && created == o.created &&
+                resumed == o.resumed && idleReaped == o.idleReaped && lifetimeKilled == o.lifetimeKilled &&
+                destroyed == o.destroyed && orphansRemoved == o.orphansRemoved && poolHits == o.poolHits &&
+                poolMisses == o.poolMisses && poolSize == o.poolSize);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(active, suspended, created, resumed, idleReaped, lifetimeKilled, destroyed, orphansRemoved,
+                poolHits, poolMisses, poolSize);
+    }
+
+    @Override
+    public String toString() {
+        return "ManagerStats[" + "active=" + active + ", suspended=" + suspended + ", created=" + created +
+                ", resumed=" + resumed + ", idleReaped=" + idleReaped + ", lifetimeKilled=" + lifetimeKilled +
+                ", destroyed=" + destroyed + ", orphansRemoved=" + orphansRemoved + ", poolHits=" + poolHits +
+                ", poolMisses=" + poolMisses + ", poolSize=" + poolSize + "]";
+    }
+
+    /**
+     * Starts a builder; unset values are {@code null}, {@code 0} or {@code false} unless stated.
+     *
+     * @return a new builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Builds a {@link ManagerStats}. Not thread-safe; last write wins. */
+    public static final class Builder {
+        private long active;
+        private long suspended;
+        private long created;
+        private long resumed;
+        private long idleReaped;
+        private long lifetimeKilled;
+        private long destroyed;
+        private long orphansRemoved;
+        private long poolHits;
+        private long poolMisses;
+        private long poolSize;
+
+        private Builder() {
+        }
+
+        /**
+         * Sets active: containers this manager holds now (gauge).
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder active(long value) {
+            this.active = value;
+            return this;
+        }
+
+        /**
+         * Sets suspended: sessions this manager suspended that it has not resumed or destroyed since (gauge).
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder suspended(long value) {
+            this.suspended = value;
+            return this;
+        }
+
+        /**
+         * Sets created: containers started for new sessions.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder created(long value) {
+            this.created = value;
+            return this;
+        }
+
+        /**
+         * Sets resumed: containers started for suspended sessions.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder resumed(long value) {
+            this.resumed = value;
+            return this;
+        }
+
+        /**
+         * Sets idleReaped: containers removed after the idle TTL.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder idleReaped(long value) {
+            this.idleReaped = value;
+            return this;
+        }
+
+        /**
+         * Sets lifetimeKilled: containers killed at their maximum lifetime.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder lifetimeKilled(long value) {
+            this.lifetimeKilled = value;
+            return this;
+        }
+
+        /**
+         * Sets destroyed: sessions destroyed (including ephemeral releases).
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder destroyed(long value) {
+            this.destroyed = value;
+            return this;
+        }
+
+        /**
+         * Sets orphansRemoved: containers removed by the orphan sweep.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder orphansRemoved(long value) {
+            this.orphansRemoved = value;
+            return this;
+        }
+
+        /**
+         * Sets poolHits: acquires served from the warm pool.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder poolHits(long value) {
+            this.poolHits = value;
+            return this;
+        }
+
+        /**
+         * Sets poolMisses: acquires that wanted a pooled container and found none.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder poolMisses(long value) {
+            this.poolMisses = value;
+            return this;
+        }
+
+        /**
+         * Sets poolSize: pre-started containers waiting in the pools now (gauge).
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder poolSize(long value) {
+            this.poolSize = value;
+            return this;
+        }
+
+        /**
+         * Builds the value.
+         *
+         * @return the value
+         */
+        public ManagerStats build() {
+            return new ManagerStats(active, suspended, created, resumed, idleReaped, lifetimeKilled, destroyed, orphansRemoved,
+                    poolHits, poolMisses, poolSize);
+        }
+    }
 }

@@ -227,6 +227,8 @@ public interface SandboxManager extends AutoCloseable {
          *
          * @param name driver name
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder driver(String name) {
             requireUnset(driverName == null && driver == null, "driver");
@@ -239,6 +241,8 @@ public interface SandboxManager extends AutoCloseable {
          *
          * @param instance the driver
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder driver(SandboxDriver instance) {
             requireUnset(driverName == null && driver == null, "driver");
@@ -252,6 +256,8 @@ public interface SandboxManager extends AutoCloseable {
          *
          * @param root a host directory
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder workspaceRoot(Path root) {
             requireUnset(workspaceRoot == null, "workspaceRoot");
@@ -265,6 +271,8 @@ public interface SandboxManager extends AutoCloseable {
          *
          * @param ttl idle TTL
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder idleTimeout(Duration ttl) {
             requireUnset(idleTimeout == null, "idleTimeout");
@@ -279,6 +287,8 @@ public interface SandboxManager extends AutoCloseable {
          *
          * @param interval reaper period
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder reaperInterval(Duration interval) {
             requireUnset(reaperInterval == null, "reaperInterval");
@@ -293,6 +303,8 @@ public interface SandboxManager extends AutoCloseable {
          *
          * @param lease lease duration
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder leaseDuration(Duration lease) {
             requireUnset(leaseDuration == null, "leaseDuration");
@@ -305,6 +317,8 @@ public interface SandboxManager extends AutoCloseable {
          *
          * @param sessionStore the store; the manager does not close it
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder store(SessionStore sessionStore) {
             requireUnset(store == null, "store");
@@ -317,6 +331,8 @@ public interface SandboxManager extends AutoCloseable {
          *
          * @param time the clock
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder clock(Clock time) {
             requireUnset(clock == null, "clock");
@@ -330,6 +346,8 @@ public interface SandboxManager extends AutoCloseable {
          *
          * @param executor the scheduler
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder scheduler(ScheduledExecutorService executor) {
             requireUnset(scheduler == null, "scheduler");
@@ -343,6 +361,8 @@ public interface SandboxManager extends AutoCloseable {
          *
          * @param id instance id, 1-63 characters from {@code [A-Za-z0-9._-]}
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder instanceId(String id) {
             requireUnset(instanceId == null, "instanceId");
@@ -356,6 +376,8 @@ public interface SandboxManager extends AutoCloseable {
          * @param key   setting name
          * @param value setting value
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder driverProperty(String key, String value) {
             requireUnset(!driverProperties.containsKey(key), "driverProperty " + key);
@@ -382,6 +404,8 @@ public interface SandboxManager extends AutoCloseable {
          *
          * @param pool the pool settings
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder warmPool(WarmPool pool) {
             Objects.requireNonNull(pool, "pool");
@@ -395,6 +419,8 @@ public interface SandboxManager extends AutoCloseable {
          *
          * @param interval sweep period
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder reconcileInterval(Duration interval) {
             requireUnset(reconcileInterval == null, "reconcileInterval");
@@ -410,6 +436,8 @@ public interface SandboxManager extends AutoCloseable {
          * @param maxFileBytes largest single file, in bytes
          * @param maxEntries   most entries per listing or archive
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder fileLimits(long maxFileBytes, int maxEntries) {
             requireUnset(fileLimits == null, "fileLimits");
@@ -424,6 +452,8 @@ public interface SandboxManager extends AutoCloseable {
          *
          * @param name 1-63 characters from {@code [A-Za-z0-9._-]}
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder fleet(String name) {
             requireUnset(fleet == null, "fleet");

@@ -16,70 +16,38 @@ import java.util.regex.Pattern;
  * dropped, no-new-privileges, a non-root user, pids and memory limits, a small {@code /tmp} tmpfs and
  * an init process. The image's own entrypoint never runs: PID 1 is {@code sleep infinity} under init.
  *
- * @param image                  image reference {@code [registry[:port]/]name[:tag][@digest]} (Docker's
- *                               grammar: path components in lower case), for example {@code python:3.12-slim}
- * @param env                    environment for every exec (not for secrets: pass those per exec)
- * @param user                   {@code uid[:gid]} to run as (numeric, each 0..4294967294: Linux's unsigned
- *                               32-bit range; a driver may accept less, Docker 0..2147483647), or {@code null}
- *                               for automatic: the JVM's uid when it is not root, otherwise the driver's
- *                               unprivileged default
- * @param network                network mode; {@code none} by default
- * @param memoryBytes            memory limit in bytes, swap included; {@code 0} for none
- * @param cpus                   CPU limit in cores; {@code 0} for none
- * @param pidsLimit              maximum number of processes; {@code 0} for none
- * @param tmpSizeBytes           size of the tmpfs mounted at {@code /tmp}; {@code 0} for no tmpfs
- * @param dropAllCapabilities    drop every Linux capability
- * @param addCapabilities        capabilities to add back after dropping
- * @param noNewPrivileges        forbid privilege gain through setuid binaries
- * @param readOnlyRootFilesystem mount the image's root filesystem read-only
- * @param init                   run an init process as PID 1 (reaps zombies, stops fast)
- * @param pullPolicy             when the image may be pulled
- * @param labels                 extra labels on the container; the {@code dev.sandboxkit.} prefix is reserved
- * @param ephemeral              single-use: released means hard-killed, workdir purged, never reused
- * @param maxLifetime            hard limit on a container's life regardless of activity, or {@code null}
- * @param postCreate             a command run once in every new container (resume included) before it is
- *                               handed out; a failure or timeout fails the acquire with its output. Without
- *                               a timeout of its own it gets 10 minutes. Stored with the session: never put
- *                               secrets in it. {@code null} for none
- * @param proxy                  HTTP(S) proxy settings exported to every exec, or {@code null}
- * @param extraCaCertificates    PEM certificates to trust in addition to the image's bundle, or {@code null};
- *                               installed under {@code /tmp/.sandboxkit} in each new container and exposed
- *                               through {@code SSL_CERT_FILE}, {@code REQUESTS_CA_BUNDLE}, {@code CURL_CA_BUNDLE},
- *                               {@code NODE_EXTRA_CA_CERTS}, {@code GIT_SSL_CAINFO} and {@code PIP_CERT}
- * @param execMode               how commands are run: {@link ExecMode#AUTO} (the default) uses the driver's
- *                               fast path when the sandbox supports it; results are the same in every mode
+ * <p>A final class rather than a record, so that options can be added without breaking callers: build it with
+ * {@link #builder()}, derive variants with {@link #toBuilder()}. Equal specs (all values equal) share one encoding
+ * in the store, and one warm pool.
  */
-public record SandboxSpec(
-        String image,
-        Map<String, String> env,
-        String user,
-        String network,
-        long memoryBytes,
-        double cpus,
-        long pidsLimit,
-        long tmpSizeBytes,
-        boolean dropAllCapabilities,
-        Set<String> addCapabilities,
-        boolean noNewPrivileges,
-        boolean readOnlyRootFilesystem,
-        boolean init,
-        PullPolicy pullPolicy,
-        Map<String, String> labels,
-        boolean ephemeral,
-        Duration maxLifetime,
-        ExecRequest postCreate,
-        Proxy proxy,
-        String extraCaCertificates,
-        ExecMode execMode) {
+public final class SandboxSpec {
+    private final String image;
+    private final Map<String, String> env;
+    private final String user;
+    private final String network;
+    private final long memoryBytes;
+    private final double cpus;
+    private final long pidsLimit;
+    private final long tmpSizeBytes;
+    private final boolean dropAllCapabilities;
+    private final Set<String> addCapabilities;
+    private final boolean noNewPrivileges;
+    private final boolean readOnlyRootFilesystem;
+    private final boolean init;
+    private final PullPolicy pullPolicy;
+    private final Map<String, String> labels;
+    private final boolean ephemeral;
+    private final Duration maxLifetime;
+    private final ExecRequest postCreate;
+    private final Proxy proxy;
+    private final String extraCaCertificates;
+    private final ExecMode execMode;
 
-    /** Where the session's durable workdir is mounted inside every sandbox. */
-    public static final String WORKSPACE = "/workspace";
-
-    /** Label prefix reserved for sandboxkit's own labels. */
-    public static final String RESERVED_LABEL_PREFIX = "dev.sandboxkit.";
-
-    /** Validates and copies. */
-    public SandboxSpec {
+    private SandboxSpec(String image, Map<String, String> env, String user, String network, long memoryBytes,
+                        double cpus, long pidsLimit, long tmpSizeBytes, boolean dropAllCapabilities,
+                        Set<String> addCapabilities, boolean noNewPrivileges, boolean readOnlyRootFilesystem, boolean init,
+                        PullPolicy pullPolicy, Map<String, String> labels, boolean ephemeral, Duration maxLifetime,
+                        ExecRequest postCreate, Proxy proxy, String extraCaCertificates, ExecMode execMode) {
         if (image == null || image.isBlank()) {
             throw new IllegalArgumentException("image is required");
         }
@@ -115,7 +83,276 @@ public record SandboxSpec(
             throw new IllegalArgumentException("extraCaCertificates must be PEM (-----BEGIN CERTIFICATE-----)");
         }
         Objects.requireNonNull(execMode, "execMode");
+        this.image = image;
+        this.env = env;
+        this.user = user;
+        this.network = network;
+        this.memoryBytes = memoryBytes;
+        this.cpus = cpus;
+        this.pidsLimit = pidsLimit;
+        this.tmpSizeBytes = tmpSizeBytes;
+        this.dropAllCapabilities = dropAllCapabilities;
+        this.addCapabilities = addCapabilities;
+        this.noNewPrivileges = noNewPrivileges;
+        this.readOnlyRootFilesystem = readOnlyRootFilesystem;
+        this.init = init;
+        this.pullPolicy = pullPolicy;
+        this.labels = labels;
+        this.ephemeral = ephemeral;
+        this.maxLifetime = maxLifetime;
+        this.postCreate = postCreate;
+        this.proxy = proxy;
+        this.extraCaCertificates = extraCaCertificates;
+        this.execMode = execMode;
     }
+
+    /**
+     * Image reference {@code [registry[:port]/]name[:tag][@digest]} (Docker's grammar: path components in lower
+     * case), for example {@code python:3.12-slim}.
+     *
+     * @return image reference {@code [registry[:port]/]name[:tag][@digest]} (Docker's grammar: path components in
+     *         lower case), for example {@code python:3.12-slim}
+     */
+    public String image() {
+        return image;
+    }
+
+    /**
+     * Environment for every exec (not for secrets: pass those per exec).
+     *
+     * @return environment for every exec (not for secrets: pass those per exec)
+     */
+    public Map<String, String> env() {
+        return env;
+    }
+
+    /**
+     * {@code uid[:gid]} to run as (numeric, each 0..4294967294: Linux's unsigned 32-bit range; a driver may accept
+     * less, Docker 0..2147483647), or {@code null} for automatic: the JVM's uid when it is not root, otherwise the
+     * driver's unprivileged default.
+     *
+     * @return {@code uid[:gid]} to run as (numeric, each 0..4294967294: Linux's unsigned 32-bit range; a driver may
+     *         accept less, Docker 0..2147483647), or {@code null} for automatic: the JVM's uid when it is not root,
+     *         otherwise the driver's unprivileged default
+     */
+    public String user() {
+        return user;
+    }
+
+    /**
+     * Network mode; {@code none} by default.
+     *
+     * @return network mode; {@code none} by default
+     */
+    public String network() {
+        return network;
+    }
+
+    /**
+     * Memory limit in bytes, swap included; {@code 0} for none.
+     *
+     * @return memory limit in bytes, swap included; {@code 0} for none
+     */
+    public long memoryBytes() {
+        return memoryBytes;
+    }
+
+    /**
+     * CPU limit in cores; {@code 0} for none.
+     *
+     * @return CPU limit in cores; {@code 0} for none
+     */
+    public double cpus() {
+        return cpus;
+    }
+
+    /**
+     * Maximum number of processes; {@code 0} for none.
+     *
+     * @return maximum number of processes; {@code 0} for none
+     */
+    public long pidsLimit() {
+        return pidsLimit;
+    }
+
+    /**
+     * Size of the tmpfs mounted at {@code /tmp}; {@code 0} for no tmpfs.
+     *
+     * @return size of the tmpfs mounted at {@code /tmp}; {@code 0} for no tmpfs
+     */
+    public long tmpSizeBytes() {
+        return tmpSizeBytes;
+    }
+
+    /**
+     * Drop every Linux capability.
+     *
+     * @return drop every Linux capability
+     */
+    public boolean dropAllCapabilities() {
+        return dropAllCapabilities;
+    }
+
+    /**
+     * Capabilities to add back after dropping.
+     *
+     * @return capabilities to add back after dropping
+     */
+    public Set<String> addCapabilities() {
+        return addCapabilities;
+    }
+
+    /**
+     * Forbid privilege gain through setuid binaries.
+     *
+     * @return forbid privilege gain through setuid binaries
+     */
+    public boolean noNewPrivileges() {
+        return noNewPrivileges;
+    }
+
+    /**
+     * Mount the image's root filesystem read-only.
+     *
+     * @return mount the image's root filesystem read-only
+     */
+    public boolean readOnlyRootFilesystem() {
+        return readOnlyRootFilesystem;
+    }
+
+    /**
+     * Run an init process as PID 1 (reaps zombies, stops fast).
+     *
+     * @return run an init process as PID 1 (reaps zombies, stops fast)
+     */
+    public boolean init() {
+        return init;
+    }
+
+    /**
+     * When the image may be pulled.
+     *
+     * @return when the image may be pulled
+     */
+    public PullPolicy pullPolicy() {
+        return pullPolicy;
+    }
+
+    /**
+     * Extra labels on the container; the {@code dev.sandboxkit.} prefix is reserved.
+     *
+     * @return extra labels on the container; the {@code dev.sandboxkit.} prefix is reserved
+     */
+    public Map<String, String> labels() {
+        return labels;
+    }
+
+    /**
+     * Single-use: released means hard-killed, workdir purged, never reused.
+     *
+     * @return whether the sandbox is single-use
+     */
+    public boolean ephemeral() {
+        return ephemeral;
+    }
+
+    /**
+     * Hard limit on a container's life regardless of activity, or {@code null}.
+     *
+     * @return hard limit on a container's life regardless of activity, or {@code null}
+     */
+    public Duration maxLifetime() {
+        return maxLifetime;
+    }
+
+    /**
+     * A command run once in every new container (resume included) before it is handed out; a failure or timeout fails
+     * the acquire with its output. Without a timeout of its own it gets 10 minutes. Stored with the session: never
+     * put secrets in it. {@code null} for none.
+     *
+     * @return a command run once in every new container (resume included) before it is handed out; a failure or
+     *         timeout fails the acquire with its output. Without a timeout of its own it gets 10 minutes. Stored with
+     *         the session: never put secrets in it. {@code null} for none
+     */
+    public ExecRequest postCreate() {
+        return postCreate;
+    }
+
+    /**
+     * HTTP(S) proxy settings exported to every exec, or {@code null}.
+     *
+     * @return HTTP(S) proxy settings exported to every exec, or {@code null}
+     */
+    public Proxy proxy() {
+        return proxy;
+    }
+
+    /**
+     * PEM certificates to trust in addition to the image's bundle, or {@code null}; installed under {@code
+     * /tmp/.sandboxkit} in each new container and exposed through {@code SSL_CERT_FILE}, {@code REQUESTS_CA_BUNDLE},
+     * {@code CURL_CA_BUNDLE}, {@code NODE_EXTRA_CA_CERTS}, {@code GIT_SSL_CAINFO} and {@code PIP_CERT}.
+     *
+     * @return PEM certificates to trust in addition to the image's bundle, or {@code null}; installed under {@code
+     *         /tmp/.sandboxkit} in each new container and exposed through {@code SSL_CERT_FILE}, {@code
+     *         REQUESTS_CA_BUNDLE}, {@code CURL_CA_BUNDLE}, {@code NODE_EXTRA_CA_CERTS}, {@code GIT_SSL_CAINFO} and
+     *         {@code PIP_CERT}
+     */
+    public String extraCaCertificates() {
+        return extraCaCertificates;
+    }
+
+    /**
+     * How commands are run: {@link ExecMode#AUTO} (the default) uses the driver's fast path when the sandbox supports
+     * it; results are the same in every mode.
+     *
+     * @return how commands are run: {@link ExecMode#AUTO} (the default) uses the driver's fast path when the sandbox
+     *         supports it; results are the same in every mode
+     */
+    public ExecMode execMode() {
+        return execMode;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return this == other || (other instanceof SandboxSpec o
+                && Objects.equals(image, o.image) && Objects.equals(env, o.env) && Objects.equals(user, o.user) &&
+                Objects.equals(network, o.network) && memoryBytes == o.memoryBytes &&
+                Double.compare(cpus, o.cpus) == 0 && pidsLimit == o.pidsLimit &&
+                tmpSizeBytes == o.tmpSizeBytes && dropAllCapabilities == o.dropAllCapabilities &&
+                Objects.equals(addCapabilities, o.addCapabilities) && noNewPrivileges == o.noNewPrivileges &&
+                readOnlyRootFilesystem == o.readOnlyRootFilesystem && init == o.init &&
+                Objects.equals(pullPolicy, o.pullPolicy) && Objects.equals(labels, o.labels) &&
+                ephemeral == o.ephemeral && Objects.equals(maxLifetime, o.maxLifetime) &&
+                Objects.equals(postCreate, o.postCreate) && Objects.equals(proxy, o.proxy) &&
+                Objects.equals(extraCaCertificates, o.extraCaCertificates) &&
+                Objects.equals(execMode, o.execMode));
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(image, env, user, network, memoryBytes, cpus, pidsLimit, tmpSizeBytes, dropAllCapabilities,
+                addCapabilities, noNewPrivileges, readOnlyRootFilesystem, init, pullPolicy, labels, ephemeral,
+                maxLifetime, postCreate, proxy, extraCaCertificates, execMode);
+    }
+
+    @Override
+    public String toString() {
+        return "SandboxSpec[" + "image=" + image + ", env=" + env + ", user=" + user + ", network=" + network +
+                ", memoryBytes=" + memoryBytes + ", cpus=" + cpus + ", pidsLimit=" + pidsLimit +
+                ", tmpSizeBytes=" + tmpSizeBytes + ", dropAllCapabilities=" + dropAllCapabilities +
+                ", addCapabilities=" + addCapabilities + ", noNewPrivileges=" + noNewPrivileges +
+                ", readOnlyRootFilesystem=" + readOnlyRootFilesystem + ", init=" + init +
+                ", pullPolicy=" + pullPolicy + ", labels=" + labels + ", ephemeral=" + ephemeral +
+                ", maxLifetime=" + maxLifetime + ", postCreate=" + postCreate + ", proxy=" + proxy +
+                ", extraCaCertificates=" + extraCaCertificates + ", execMode=" + execMode + "]";
+    }
+
+
+    /** Where the session's durable workdir is mounted inside every sandbox. */
+    public static final String WORKSPACE = "/workspace";
+
+    /** Label prefix reserved for sandboxkit's own labels. */
+    public static final String RESERVED_LABEL_PREFIX = "dev.sandboxkit.";
 
     /**
      * HTTP(S) proxy settings, exported to every exec as {@code HTTP_PROXY}/{@code http_proxy},

@@ -5,36 +5,276 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * A snapshot of a session, as the manager sees it.
- *
- * @param sessionId    the caller's session id
- * @param state        lifecycle state
- * @param sandboxId    the running container's id, or {@code null} unless {@link SessionState#ACTIVE}
- * @param workspace    where the durable workdir lives (a host path for Docker, a PVC for Kubernetes)
- * @param owner        instance id of the manager responsible for the session, or {@code null}
- * @param createdAt    when the session was first created
- * @param lastActivity the last acquire, exec or keep-alive
- * @param spec         the spec the session's containers are created from
- * @param attributes   small data stored with the session, for example the post-create hook's
- *                     {@code postCreate.exitCode} and {@code postCreate.output}
+ * A snapshot of a session, as the manager sees it ({@link SandboxManager#session(String)}). A final class rather
+ * than a record, so that it can gain fields without breaking callers; the library builds it.
  */
-public record SessionInfo(
-        String sessionId,
-        SessionState state,
-        String sandboxId,
-        String workspace,
-        String owner,
-        Instant createdAt,
-        Instant lastActivity,
-        SandboxSpec spec,
-        Map<String, String> attributes) {
+public final class SessionInfo {
+    private final String sessionId;
+    private final SessionState state;
+    private final String sandboxId;
+    private final String workspace;
+    private final String owner;
+    private final Instant createdAt;
+    private final Instant lastActivity;
+    private final SandboxSpec spec;
+    private final Map<String, String> attributes;
 
-    /** Validates. */
-    public SessionInfo {
+    private SessionInfo(String sessionId, SessionState state, String sandboxId, String workspace, String owner,
+                        Instant createdAt, Instant lastActivity, SandboxSpec spec, Map<String, String> attributes) {
         Objects.requireNonNull(sessionId, "sessionId");
         Objects.requireNonNull(state, "state");
         Objects.requireNonNull(createdAt, "createdAt");
         Objects.requireNonNull(lastActivity, "lastActivity");
         attributes = Map.copyOf(attributes == null ? Map.of() : attributes);
+        this.sessionId = sessionId;
+        this.state = state;
+        this.sandboxId = sandboxId;
+        this.workspace = workspace;
+        this.owner = owner;
+        this.createdAt = createdAt;
+        this.lastActivity = lastActivity;
+        this.spec = spec;
+        this.attributes = attributes;
+    }
+
+    /**
+     * The caller's session id.
+     *
+     * @return the caller's session id
+     */
+    public String sessionId() {
+        return sessionId;
+    }
+
+    /**
+     * Lifecycle state.
+     *
+     * @return lifecycle state
+     */
+    public SessionState state() {
+        return state;
+    }
+
+    /**
+     * The running container's id, or {@code null} unless {@link SessionState#ACTIVE}.
+     *
+     * @return the running container's id, or {@code null} unless {@link SessionState#ACTIVE}
+     */
+    public String sandboxId() {
+        return sandboxId;
+    }
+
+    /**
+     * Where the durable workdir lives (a host path for Docker, a PVC for Kubernetes).
+     *
+     * @return where the durable workdir lives (a host path for Docker, a PVC for Kubernetes)
+     */
+    public String workspace() {
+        return workspace;
+    }
+
+    /**
+     * Instance id of the manager responsible for the session, or {@code null}.
+     *
+     * @return instance id of the manager responsible for the session, or {@code null}
+     */
+    public String owner() {
+        return owner;
+    }
+
+    /**
+     * When the session was first created.
+     *
+     * @return when the session was first created
+     */
+    public Instant createdAt() {
+        return createdAt;
+    }
+
+    /**
+     * The last acquire, exec or keep-alive.
+     *
+     * @return the last acquire, exec or keep-alive
+     */
+    public Instant lastActivity() {
+        return lastActivity;
+    }
+
+    /**
+     * The spec the session's containers are created from.
+     *
+     * @return the spec the session's containers are created from
+     */
+    public SandboxSpec spec() {
+        return spec;
+    }
+
+    /**
+     * Small data stored with the session, for example the post-create hook's {@code postCreate.exitCode} and {@code
+     * postCreate.output}.
+     *
+     * @return small data stored with the session, for example the post-create hook's {@code postCreate.exitCode} and
+     *         {@code postCreate.output}
+     */
+    public Map<String, String> attributes() {
+        return attributes;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return this == other || (other instanceof SessionInfo o
+                && Objects.equals(sessionId, o.sessionId) && Objects.equals(state, o.state) &&
+                Objects.equals(sandboxId, o.sandboxId) && Objects.equals(workspace, o.workspace) &&
+                Objects.equals(owner, o.owner) && Objects.equals(createdAt, o.createdAt) &&
+                Objects.equals(lastActivity, o.lastActivity) && Objects.equals(spec, o.spec) &&
+                Objects.equals(attributes, o.attributes));
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(sessionId, state, sandboxId, workspace, owner, createdAt, lastActivity, spec, attributes);
+    }
+
+    @Override
+    public String toString() {
+        return "SessionInfo[" + "sessionId=" + sessionId + ", state=" + state + ", sandboxId=" + sandboxId +
+                ", workspace=" + workspace + ", owner=" + owner + ", createdAt=" + createdAt +
+                ", lastActivity=" + lastActivity + ", spec=" + spec + ", attributes=" + attributes + "]";
+    }
+
+    /**
+     * Starts a builder; unset values are {@code null}, {@code 0} or {@code false} unless stated.
+     *
+     * @return a new builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Builds a {@link SessionInfo}. Not thread-safe; last write wins. */
+    public static final class Builder {
+        private String sessionId;
+        private SessionState state;
+        private String sandboxId;
+        private String workspace;
+        private String owner;
+        private Instant createdAt;
+        private Instant lastActivity;
+        private SandboxSpec spec;
+        private Map<String, String> attributes;
+
+        private Builder() {
+        }
+
+
+        /**
+         * Sets sessionId: the caller's session id.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder sessionId(String value) {
+            this.sessionId = value;
+            return this;
+        }
+
+        /**
+         * Sets state: lifecycle state.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder state(SessionState value) {
+            this.state = value;
+            return this;
+        }
+
+        /**
+         * Sets sandboxId: the running container's id, or {@code null} unless {@link SessionState#ACTIVE}.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder sandboxId(String value) {
+            this.sandboxId = value;
+            return this;
+        }
+
+        /**
+         * Sets workspace: where the durable workdir lives (a host path for Docker, a PVC for Kubernetes).
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder workspace(String value) {
+            this.workspace = value;
+            return this;
+        }
+
+        /**
+         * Sets owner: instance id of the manager responsible for the session, or {@code null}.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder owner(String value) {
+            this.owner = value;
+            return this;
+        }
+
+        /**
+         * Sets createdAt: when the session was first created.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder createdAt(Instant value) {
+            this.createdAt = value;
+            return this;
+        }
+
+        /**
+         * Sets lastActivity: the last acquire, exec or keep-alive.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder lastActivity(Instant value) {
+            this.lastActivity = value;
+            return this;
+        }
+
+        /**
+         * Sets spec: the spec the session's containers are created from.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder spec(SandboxSpec value) {
+            this.spec = value;
+            return this;
+        }
+
+        /**
+         * Sets attributes: small data stored with the session, for example the post-create hook's {@code
+         * postCreate.exitCode} and {@code postCreate.output}.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder attributes(Map<String, String> value) {
+            this.attributes = value;
+            return this;
+        }
+
+        /**
+         * Builds the value.
+         *
+         * @return the value
+         */
+        public SessionInfo build() {
+            return new SessionInfo(sessionId, state, sandboxId, workspace, owner, createdAt, lastActivity, spec,
+                    attributes);
+        }
     }
 }

@@ -42,8 +42,10 @@ class ShellToolTest {
                 })
                 .when(e -> e.commandLine().endsWith("cat notes.txt"), ShellToolTest::cat)
                 .when(e -> e.commandLine().endsWith("make"), FakeDriver.result(2, "", "make: *** No targets.  Stop.\n"))
-                .when(e -> e.commandLine().endsWith("sleep 60"), new ExecResult(137, "partial\n".getBytes(StandardCharsets.UTF_8),
-                        new byte[0], false, false, ExecResult.Termination.TIMED_OUT, Duration.ofSeconds(5)));
+                .when(e -> e.commandLine().endsWith("sleep 60"), ExecResult.builder().exitCode(137)
+                        .stdoutBytes("partial\n".getBytes(StandardCharsets.UTF_8)).stderrBytes(new byte[0])
+                        .stdoutTruncated(false).stderrTruncated(false)
+                        .termination(ExecResult.Termination.TIMED_OUT).duration(Duration.ofSeconds(5)).build());
         manager = SandboxManager.builder().driver(driver).clock(clock).scheduler(scheduler)
                 .idleTimeout(TTL).reaperInterval(Duration.ofMinutes(1)).build();
         tool = new ShellTool(manager, SPEC, Duration.ofSeconds(5));

@@ -194,8 +194,10 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
      */
     private void announcePresence() {
         Instant now = now();
-        store.insert(new SessionRecord(PRESENCE_PREFIX + instanceId, driver.name(), SessionState.SUSPENDED, null,
-                "-", "-", "-", false, now, now, null, instanceId, lease(now), 1, Map.of()));
+        store.insert(SessionRecord.builder().sessionId(PRESENCE_PREFIX + instanceId).driver(driver.name())
+                .state(SessionState.SUSPENDED).sandboxId(null).workspace("-").spec("-").specFingerprint("-")
+                .ephemeral(false).createdAt(now).lastActivity(now).sandboxStartedAt(null).owner(instanceId)
+                .leaseExpiry(lease(now)).version(1).attributes(Map.of()).build());
     }
 
     // ---------------------------------------------------------------- acquire
@@ -315,8 +317,10 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
 
     private SessionRecord newRecord(String sessionId, SessionState state, String sandboxId, String workspace,
                                     String encoded, String fingerprint, boolean ephemeral, Instant now, Instant started) {
-        return new SessionRecord(sessionId, driver.name(), state, sandboxId, workspace, encoded, fingerprint,
-                ephemeral, now, now, started, instanceId, lease(now), 1, Map.of());
+        return SessionRecord.builder().sessionId(sessionId).driver(driver.name()).state(state)
+                .sandboxId(sandboxId).workspace(workspace).spec(encoded).specFingerprint(fingerprint)
+                .ephemeral(ephemeral).createdAt(now).lastActivity(now).sandboxStartedAt(started).owner(instanceId)
+                .leaseExpiry(lease(now)).version(1).attributes(Map.of()).build();
     }
 
     /** Inserts a new session, or restarts a destroyed one's record as a new incarnation. */
@@ -552,8 +556,10 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     private static ExecResult classify(SessionEntry e, String sandboxId, ExecResult result) {
         if (result.termination() != ExecResult.Termination.EXITED && result.termination() != ExecResult.Termination.TIMED_OUT
                 && sandboxId.equals(e.lifetimeKilled)) {
-            return new ExecResult(result.exitCode(), result.stdoutBytes(), result.stderrBytes(), result.stdoutTruncated(),
-                    result.stderrTruncated(), ExecResult.Termination.LIFETIME_EXCEEDED, result.duration());
+            return ExecResult.builder().exitCode(result.exitCode()).stdoutBytes(result.stdoutBytes())
+                    .stderrBytes(result.stderrBytes()).stdoutTruncated(result.stdoutTruncated())
+                    .stderrTruncated(result.stderrTruncated())
+                    .termination(ExecResult.Termination.LIFETIME_EXCEEDED).duration(result.duration()).build();
         }
         return result;
     }
@@ -682,8 +688,9 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
             Instant local = Instant.ofEpochMilli(e.lastActivity());
             lastActivity = local.isAfter(lastActivity) ? local : lastActivity;
         }
-        return Optional.of(new SessionInfo(r.sessionId(), r.state(), r.sandboxId(), r.workspace(), r.owner(),
-                r.createdAt(), lastActivity, specs.decode(r.spec()), r.attributes()));
+        return Optional.of(SessionInfo.builder().sessionId(r.sessionId()).state(r.state()).sandboxId(r.sandboxId())
+                .workspace(r.workspace()).owner(r.owner()).createdAt(r.createdAt()).lastActivity(lastActivity)
+                .spec(specs.decode(r.spec())).attributes(r.attributes()).build());
     }
 
     @Override

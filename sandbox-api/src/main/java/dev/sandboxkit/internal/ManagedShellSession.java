@@ -54,8 +54,8 @@ final class ManagedShellSession implements ShellSession {
 
     /** The exec that creates a session's state directory. */
     static ExecRequest openRequest(String name) {
-        return new ExecRequest(List.of("/bin/sh", "-c", OPEN_SCRIPT, "sh", name), Map.of(), null, null, SETUP_TIMEOUT,
-                4096, 4096, null);
+        return ExecRequest.of(List.of("/bin/sh", "-c", OPEN_SCRIPT, "sh", name)).withTimeout(SETUP_TIMEOUT)
+                .withOutputLimit(4096);
     }
 
     /**
@@ -87,15 +87,17 @@ final class ManagedShellSession implements ShellSession {
             }
             names.append(names.length() == 0 ? "" : " ").append(name);
         }
-        return new ExecRequest(List.of("/bin/sh", "-c", COMMAND_SCRIPT, "sh", dir, script(request.command()),
-                names.toString()), request.env(), null, request.stdin(), request.timeout(), request.stdoutLimit(),
-                request.stderrLimit(), request.listener());
+        return ExecRequest.of(List.of("/bin/sh", "-c", COMMAND_SCRIPT, "sh", dir, script(request.command()),
+                        names.toString()))
+                .withEnv(request.env()).withStdin(request.stdin()).withTimeout(request.timeout())
+                .withStdoutLimit(request.stdoutLimit()).withStderrLimit(request.stderrLimit())
+                .withListener(request.listener());
     }
 
     /** The exec that discards the state directory. */
     ExecRequest closeRequest() {
-        return new ExecRequest(List.of("/bin/sh", "-c", "rm -rf \"$1\"", "sh", dir), Map.of(), null, null,
-                SETUP_TIMEOUT, 4096, 4096, null);
+        return ExecRequest.of(List.of("/bin/sh", "-c", "rm -rf \"$1\"", "sh", dir)).withTimeout(SETUP_TIMEOUT)
+                .withOutputLimit(4096);
     }
 
     @Override

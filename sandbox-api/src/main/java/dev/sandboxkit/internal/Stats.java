@@ -28,7 +28,9 @@ final class Stats {
     }
 
     ManagerStats snapshot(long active, long poolSize) {
-        return new ManagerStats(active, suspended.get(), created.sum(), resumed.sum(), idleReaped.sum(),
-                lifetimeKilled.sum(), destroyed.sum(), orphansRemoved.sum(), poolHits.sum(), poolMisses.sum(), poolSize);
+        return ManagerStats.builder().active(active).suspended(suspended.get()).created(created.sum())
+                .resumed(resumed.sum()).idleReaped(idleReaped.sum()).lifetimeKilled(lifetimeKilled.sum())
+                .destroyed(destroyed.sum()).orphansRemoved(orphansRemoved.sum()).poolHits(poolHits.sum())
+                .poolMisses(poolMisses.sum()).poolSize(poolSize).build();
     }
 }

@@ -9,42 +9,27 @@ import java.util.Objects;
 /**
  * What a {@link SessionStore} keeps for one session. Immutable; the {@code with*} methods return copies
  * with the same {@link #version()}, which the store checks and increments on update.
- *
- * @param sessionId        the session id
- * @param driver           the driver name
- * @param state            lifecycle state
- * @param sandboxId        the live container's id, or {@code null}
- * @param workspace        the workdir location
- * @param spec             the spec, encoded by the engine (opaque to stores)
- * @param specFingerprint  a short hash of {@code spec}
- * @param ephemeral        whether the session is single-use
- * @param createdAt        when the session was created
- * @param lastActivity     last acquire, exec or keep-alive, as last flushed by the owner
- * @param sandboxStartedAt when the live container was started, or {@code null}
- * @param owner            instance id of the responsible manager, or {@code null}
- * @param leaseExpiry      when the owner's claim lapses unless renewed, or {@code null}
- * @param version          optimistic-concurrency version, starting at 1
- * @param attributes       small extra data (for example the post-create hook's output)
  */
-public record SessionRecord(
-        String sessionId,
-        String driver,
-        SessionState state,
-        String sandboxId,
-        String workspace,
-        String spec,
-        String specFingerprint,
-        boolean ephemeral,
-        Instant createdAt,
-        Instant lastActivity,
-        Instant sandboxStartedAt,
-        String owner,
-        Instant leaseExpiry,
-        long version,
-        Map<String, String> attributes) {
+public final class SessionRecord {
+    private final String sessionId;
+    private final String driver;
+    private final SessionState state;
+    private final String sandboxId;
+    private final String workspace;
+    private final String spec;
+    private final String specFingerprint;
+    private final boolean ephemeral;
+    private final Instant createdAt;
+    private final Instant lastActivity;
+    private final Instant sandboxStartedAt;
+    private final String owner;
+    private final Instant leaseExpiry;
+    private final long version;
+    private final Map<String, String> attributes;
 
-    /** Validates and copies. */
-    public SessionRecord {
+    private SessionRecord(String sessionId, String driver, SessionState state, String sandboxId, String workspace,
+            String spec, String specFingerprint, boolean ephemeral, Instant createdAt, Instant lastActivity,
+            Instant sandboxStartedAt, String owner, Instant leaseExpiry, long version, Map<String, String> attributes) {
         Objects.requireNonNull(sessionId, "sessionId");
         Objects.requireNonNull(driver, "driver");
         Objects.requireNonNull(state, "state");
@@ -57,7 +42,395 @@ public record SessionRecord(
             throw new IllegalArgumentException("version must be >= 1, got: " + version);
         }
         attributes = Map.copyOf(attributes == null ? Map.of() : attributes);
+        this.sessionId = sessionId;
+        this.driver = driver;
+        this.state = state;
+        this.sandboxId = sandboxId;
+        this.workspace = workspace;
+        this.spec = spec;
+        this.specFingerprint = specFingerprint;
+        this.ephemeral = ephemeral;
+        this.createdAt = createdAt;
+        this.lastActivity = lastActivity;
+        this.sandboxStartedAt = sandboxStartedAt;
+        this.owner = owner;
+        this.leaseExpiry = leaseExpiry;
+        this.version = version;
+        this.attributes = attributes;
     }
+
+    /**
+     * The session id.
+     *
+     * @return the session id
+     */
+    public String sessionId() {
+        return sessionId;
+    }
+
+    /**
+     * The driver name.
+     *
+     * @return the driver name
+     */
+    public String driver() {
+        return driver;
+    }
+
+    /**
+     * Lifecycle state.
+     *
+     * @return lifecycle state
+     */
+    public SessionState state() {
+        return state;
+    }
+
+    /**
+     * The live container's id, or {@code null}.
+     *
+     * @return the live container's id, or {@code null}
+     */
+    public String sandboxId() {
+        return sandboxId;
+    }
+
+    /**
+     * The workdir location.
+     *
+     * @return the workdir location
+     */
+    public String workspace() {
+        return workspace;
+    }
+
+    /**
+     * The spec, encoded by the engine (opaque to stores).
+     *
+     * @return the spec, encoded by the engine (opaque to stores)
+     */
+    public String spec() {
+        return spec;
+    }
+
+    /**
+     * A short hash of {@code spec}.
+     *
+     * @return a short hash of {@code spec}
+     */
+    public String specFingerprint() {
+        return specFingerprint;
+    }
+
+    /**
+     * Whether the session is single-use.
+     *
+     * @return whether the session is single-use
+     */
+    public boolean ephemeral() {
+        return ephemeral;
+    }
+
+    /**
+     * When the session was created.
+     *
+     * @return when the session was created
+     */
+    public Instant createdAt() {
+        return createdAt;
+    }
+
+    /**
+     * Last acquire, exec or keep-alive, as last flushed by the owner.
+     *
+     * @return last acquire, exec or keep-alive, as last flushed by the owner
+     */
+    public Instant lastActivity() {
+        return lastActivity;
+    }
+
+    /**
+     * When the live container was started, or {@code null}.
+     *
+     * @return when the live container was started, or {@code null}
+     */
+    public Instant sandboxStartedAt() {
+        return sandboxStartedAt;
+    }
+
+    /**
+     * Instance id of the responsible manager, or {@code null}.
+     *
+     * @return instance id of the responsible manager, or {@code null}
+     */
+    public String owner() {
+        return owner;
+    }
+
+    /**
+     * When the owner's claim lapses unless renewed, or {@code null}.
+     *
+     * @return when the owner's claim lapses unless renewed, or {@code null}
+     */
+    public Instant leaseExpiry() {
+        return leaseExpiry;
+    }
+
+    /**
+     * Optimistic-concurrency version, starting at 1.
+     *
+     * @return optimistic-concurrency version, starting at 1
+     */
+    public long version() {
+        return version;
+    }
+
+    /**
+     * Small extra data (for example the post-create hook's output).
+     *
+     * @return small extra data (for example the post-create hook's output)
+     */
+    public Map<String, String> attributes() {
+        return attributes;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return this == other || (other instanceof SessionRecord o
+                && Objects.equals(sessionId, o.sessionId) && Objects.equals(driver, o.driver) &&
+                Objects.equals(state, o.state) && Objects.equals(sandboxId, o.sandboxId) &&
+                Objects.equals(workspace, o.workspace) && Objects.equals(spec, o.spec) &&
+                Objects.equals(specFingerprint, o.specFingerprint) && ephemeral == o.ephemeral &&
+                Objects.equals(createdAt, o.createdAt) && Objects.equals(lastActivity, o.lastActivity) &&
+                Objects.equals(sandboxStartedAt, o.sandboxStartedAt) && Objects.equals(owner, o.owner) &&
+                Objects.equals(leaseExpiry, o.leaseExpiry) && version == o.version &&
+                Objects.equals(attributes, o.attributes));
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(sessionId, driver, state, sandboxId, workspace, spec, specFingerprint, ephemeral, createdAt,
+                lastActivity, sandboxStartedAt, owner, leaseExpiry, version, attributes);
+    }
+
+    @Override
+    public String toString() {
+        return "SessionRecord[" + "sessionId=" + sessionId + ", driver=" + driver + ", state=" + state +
+                ", sandboxId=" + sandboxId + ", workspace=" + workspace + ", spec=" + spec +
+                ", specFingerprint=" + specFingerprint + ", ephemeral=" + ephemeral +
+                ", createdAt=" + createdAt + ", lastActivity=" + lastActivity +
+                ", sandboxStartedAt=" + sandboxStartedAt + ", owner=" + owner + ", leaseExpiry=" + leaseExpiry +
+                ", version=" + version + ", attributes=" + attributes + "]";
+    }
+
+    /**
+     * Starts a builder; unset values are {@code null}, {@code 0} or {@code false} unless stated.
+     *
+     * @return a new builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Builds a {@link SessionRecord}. Not thread-safe; last write wins. */
+    public static final class Builder {
+        private String sessionId;
+        private String driver;
+        private SessionState state;
+        private String sandboxId;
+        private String workspace;
+        private String spec;
+        private String specFingerprint;
+        private boolean ephemeral;
+        private Instant createdAt;
+        private Instant lastActivity;
+        private Instant sandboxStartedAt;
+        private String owner;
+        private Instant leaseExpiry;
+        private long version = 1;
+        private Map<String, String> attributes;
+
+        private Builder() {
+        }
+
+
+        /**
+         * Sets sessionId: the session id.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder sessionId(String value) {
+            this.sessionId = value;
+            return this;
+        }
+
+        /**
+         * Sets driver: the driver name.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder driver(String value) {
+            this.driver = value;
+            return this;
+        }
+
+        /**
+         * Sets state: lifecycle state.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder state(SessionState value) {
+            this.state = value;
+            return this;
+        }
+
+        /**
+         * Sets sandboxId: the live container's id, or {@code null}.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder sandboxId(String value) {
+            this.sandboxId = value;
+            return this;
+        }
+
+        /**
+         * Sets workspace: the workdir location.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder workspace(String value) {
+            this.workspace = value;
+            return this;
+        }
+
+        /**
+         * Sets spec: the spec, encoded by the engine (opaque to stores).
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder spec(String value) {
+            this.spec = value;
+            return this;
+        }
+
+        /**
+         * Sets specFingerprint: a short hash of {@code spec}.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder specFingerprint(String value) {
+            this.specFingerprint = value;
+            return this;
+        }
+
+        /**
+         * Sets ephemeral: whether the session is single-use.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder ephemeral(boolean value) {
+            this.ephemeral = value;
+            return this;
+        }
+
+        /**
+         * Sets createdAt: when the session was created.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder createdAt(Instant value) {
+            this.createdAt = value;
+            return this;
+        }
+
+        /**
+         * Sets lastActivity: last acquire, exec or keep-alive, as last flushed by the owner.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder lastActivity(Instant value) {
+            this.lastActivity = value;
+            return this;
+        }
+
+        /**
+         * Sets sandboxStartedAt: when the live container was started, or {@code null}.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder sandboxStartedAt(Instant value) {
+            this.sandboxStartedAt = value;
+            return this;
+        }
+
+        /**
+         * Sets owner: instance id of the responsible manager, or {@code null}.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder owner(String value) {
+            this.owner = value;
+            return this;
+        }
+
+        /**
+         * Sets leaseExpiry: when the owner's claim lapses unless renewed, or {@code null}.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder leaseExpiry(Instant value) {
+            this.leaseExpiry = value;
+            return this;
+        }
+
+        /**
+         * Sets version: optimistic-concurrency version, starting at 1.
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder version(long value) {
+            this.version = value;
+            return this;
+        }
+
+        /**
+         * Sets attributes: small extra data (for example the post-create hook's output).
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder attributes(Map<String, String> value) {
+            this.attributes = value;
+            return this;
+        }
+
+        /**
+         * Builds the value.
+         *
+         * @return the value
+         */
+        public SessionRecord build() {
+            return new SessionRecord(sessionId, driver, state, sandboxId, workspace, spec, specFingerprint, ephemeral, createdAt,
+                    lastActivity, sandboxStartedAt, owner, leaseExpiry, version, attributes);
+        }
+    }
+
+
 
     /**
      * Whether another manager may take this session over at {@code now}: it has no owner, or the

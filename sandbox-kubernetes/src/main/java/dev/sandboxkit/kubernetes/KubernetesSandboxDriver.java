@@ -409,6 +409,8 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
          *
          * @param kubernetesClient the client
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder client(KubernetesClient kubernetesClient) {
             once("client");
@@ -421,6 +423,8 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
          *
          * @param clientConfig the fabric8 configuration
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder config(Config clientConfig) {
             once("config");
@@ -433,6 +437,8 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
          *
          * @param context context name
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder kubeContext(String context) {
             once("kubeContext");
@@ -445,6 +451,8 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
          *
          * @param name namespace
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder namespace(String name) {
             once("namespace");
@@ -457,6 +465,8 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
          *
          * @param name storage class name
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder storageClass(String name) {
             once("storageClass");
@@ -470,6 +480,8 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
          *
          * @param quantity size
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder workspaceSize(String quantity) {
             once("workspaceSize");
@@ -482,6 +494,8 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
          *
          * @param uid user id, not 0
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder runAsUser(long uid) {
             once("runAsUser");
@@ -494,6 +508,8 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
          *
          * @param gid group id
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder runAsGroup(long gid) {
             once("runAsGroup");
@@ -506,6 +522,8 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
          *
          * @param gid group id
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder fsGroup(long gid) {
             once("fsGroup");
@@ -519,6 +537,8 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
          *
          * @param readOnly whether to force it
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder readOnlyRootFilesystem(boolean readOnly) {
             once("readOnlyRootFilesystem");
@@ -531,6 +551,8 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
          *
          * @param timeout positive duration
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder readinessTimeout(Duration timeout) {
             once("readinessTimeout");
@@ -544,6 +566,8 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
          *
          * @param enabled always on or always off
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder networkPolicy(boolean enabled) {
             once("networkPolicy");
@@ -557,6 +581,8 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
          *
          * @param grace grace period
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder terminationGracePeriod(Duration grace) {
             once("terminationGracePeriod");
@@ -570,6 +596,8 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
          *
          * @param ratio fraction
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder resourceRequestRatio(double ratio) {
             once("resourceRequestRatio");
@@ -583,6 +611,8 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
          *
          * @param name RuntimeClass name
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder runtimeClassName(String name) {
             once("runtimeClassName");
@@ -595,6 +625,8 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
          *
          * @param names secret names in the namespace
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder imagePullSecrets(String... names) {
             once("imagePullSecrets");

@@ -225,8 +225,9 @@ final class PodExec {
 
     private static ExecResult result(int code, OutputCapture out, OutputCapture err, Termination termination,
                                      long started) {
-        return new ExecResult(code, out.bytes(), err.bytes(), out.truncated(), err.truncated(), termination,
-                Duration.ofNanos(System.nanoTime() - started));
+        return ExecResult.builder().exitCode(code).stdoutBytes(out.bytes()).stderrBytes(err.bytes())
+                .stdoutTruncated(out.truncated()).stderrTruncated(err.truncated()).termination(termination)
+                .duration(Duration.ofNanos(System.nanoTime() - started)).build();
     }
 
     private static byte[] concat(byte[] a, byte[] b) {

@@ -194,7 +194,7 @@ class KubernetesExecMockTest {
 
     @Test
     void capsKeepTheFirstBytesButTheListenerSeesAll() {
-        ExecRequest request = new ExecRequest(List.of("yes"), Map.of(), null, null, null, 4, 0, null);
+        ExecRequest request = ExecRequest.of(List.of("yes")).withStdoutLimit(4).withStderrLimit(0);
         server.expect().get().withPath(execPath("id1", request, false)).andUpgradeToWebSocket().open()
                 .immediately().andEmit(new OutputStreamMessage("abc"))
                 .immediately().andEmit(new OutputStreamMessage("defg"))

@@ -241,6 +241,8 @@ public final class SandboxTools {
          *
          * @param spec the spec
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder spec(SandboxSpec spec) {
             requireUnset(this.spec == null, "spec");
@@ -254,6 +256,8 @@ public final class SandboxTools {
          *
          * @param resolver the resolver
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder resolver(SessionResolver resolver) {
             requireUnset(this.resolver == null, "resolver");
@@ -266,6 +270,8 @@ public final class SandboxTools {
          *
          * @param allowed the tools to offer, at least one
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder tools(SandboxTool... allowed) {
             requireUnset(this.tools == null, "tools");
@@ -281,6 +287,8 @@ public final class SandboxTools {
          * {@code search_files}. Combined with {@link #tools(SandboxTool...)}, the allow-list may name only those.
          *
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder readOnly() {
             requireUnset(!readOnly, "readOnly");
@@ -294,6 +302,8 @@ public final class SandboxTools {
          *
          * @param bytes at least 256
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder outputLimit(int bytes) {
             requireUnset(outputLimit == null, "outputLimit");
@@ -306,6 +316,8 @@ public final class SandboxTools {
          *
          * @param bytes at least 256
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder readLimit(int bytes) {
             requireUnset(readLimit == null, "readLimit");
@@ -319,6 +331,8 @@ public final class SandboxTools {
          *
          * @param bytes at least 1
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder writeLimit(long bytes) {
             requireUnset(writeLimit == null, "writeLimit");
@@ -334,6 +348,8 @@ public final class SandboxTools {
          *
          * @param timeout whole seconds, at least 1
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder defaultTimeout(Duration timeout) {
             requireUnset(defaultTimeout == null, "defaultTimeout");
@@ -347,6 +363,8 @@ public final class SandboxTools {
          *
          * @param timeout whole seconds, at least 1
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder maxTimeout(Duration timeout) {
             requireUnset(maxTimeout == null, "maxTimeout");
@@ -359,6 +377,8 @@ public final class SandboxTools {
          *
          * @param entries at least 1
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder listLimit(int entries) {
             requireUnset(listLimit == null, "listLimit");
@@ -371,6 +391,8 @@ public final class SandboxTools {
          *
          * @param matches at least 1
          * @return this builder
+
+         * @throws IllegalStateException if this option was set already
          */
         public Builder searchLimit(int matches) {
             requireUnset(searchLimit == null, "searchLimit");

@@ -100,8 +100,10 @@ class SandboxToolsTest {
 
     @Test
     void aTimeoutIsStatedPlainly() {
-        answer("sleep 100", new ExecResult(137, "started\n".getBytes(StandardCharsets.UTF_8), new byte[0], false, false,
-                ExecResult.Termination.TIMED_OUT, Duration.ofSeconds(5)));
+        answer("sleep 100", ExecResult.builder().exitCode(137)
+                .stdoutBytes("started\n".getBytes(StandardCharsets.UTF_8)).stderrBytes(new byte[0])
+                .stdoutTruncated(false).stderrTruncated(false).termination(ExecResult.Termination.TIMED_OUT)
+                .duration(Duration.ofSeconds(5)).build());
         ToolResult r = tools().execute("c", "run_command", "{\"command\":\"sleep 100\",\"timeout_seconds\":5}");
         assertThat(r.error()).isFalse();
         assertThat(r.text()).startsWith("Timed out: the command was still running after 5 s and was killed.")
@@ -111,8 +113,9 @@ class SandboxToolsTest {
 
     @Test
     void anOverlongTimeoutIsCappedAndTheModelIsTold() {
-        answer("x", new ExecResult(137, new byte[0], new byte[0], false, false, ExecResult.Termination.TIMED_OUT,
-                Duration.ZERO));
+        answer("x", ExecResult.builder().exitCode(137).stdoutBytes(new byte[0]).stderrBytes(new byte[0])
+                .stdoutTruncated(false).stderrTruncated(false).termination(ExecResult.Termination.TIMED_OUT)
+                .duration(Duration.ZERO).build());
         ToolResult r = tools().execute("c", "run_command", Map.of("command", "x", "timeout_seconds", "100000"));
         assertThat(driver.execs().get(0).request().timeout()).isEqualTo(Duration.ofMinutes(10));
         assertThat(r.text()).contains("after 600 s").contains("(timeout_seconds is capped at 600.)");
@@ -120,9 +123,12 @@ class SandboxToolsTest {
 
     @Test
     void aKilledOrExpiredSandboxIsExplained() {
-        answer("k", new ExecResult(137, new byte[0], new byte[0], false, false, ExecResult.Termination.KILLED, Duration.ZERO));
-        answer("l", new ExecResult(-1, new byte[0], new byte[0], false, false, ExecResult.Termination.LIFETIME_EXCEEDED,
-                Duration.ZERO));
+        answer("k", ExecResult.builder().exitCode(137).stdoutBytes(new byte[0]).stderrBytes(new byte[0])
+                .stdoutTruncated(false).stderrTruncated(false).termination(ExecResult.Termination.KILLED)
+                .duration(Duration.ZERO).build());
+        answer("l", ExecResult.builder().exitCode(-1).stdoutBytes(new byte[0]).stderrBytes(new byte[0])
+                .stdoutTruncated(false).stderrTruncated(false)
+                .termination(ExecResult.Termination.LIFETIME_EXCEEDED).duration(Duration.ZERO).build());
         assertThat(run(tools(), "c", "k")).startsWith("The sandbox was stopped while the command ran");
         assertThat(run(tools(), "c", "l")).startsWith("The sandbox reached its maximum lifetime");
     }

@@ -253,12 +253,13 @@ public final class JdbcSessionStore implements SessionStore {
     }
 
     /**
-     * Options for a store on a DataSource. Not thread-safe.
+     * Options for a store on a DataSource. Each option may be set once (a service builder; see the README's API
+     * rules). Not thread-safe.
      */
     public static final class Builder {
         private final DataSource dataSource;
         private JdbcDialect dialect;
-        private boolean autoMigrate = true;
+        private Boolean autoMigrate;
 
         private Builder(DataSource dataSource) {
             this.dataSource = dataSource;
@@ -269,8 +270,12 @@ public final class JdbcSessionStore implements SessionStore {
          *
          * @param value the dialect
          * @return this builder
+         * @throws IllegalStateException if the dialect was set already
          */
         public Builder dialect(JdbcDialect value) {
+            if (dialect != null) {
+                throw new IllegalStateException("dialect was already set");
+            }
             this.dialect = Objects.requireNonNull(value, "value");
             return this;
         }
@@ -282,8 +287,12 @@ public final class JdbcSessionStore implements SessionStore {
          *
          * @param value whether to migrate
          * @return this builder
+         * @throws IllegalStateException if it was set already
          */
         public Builder autoMigrate(boolean value) {
+            if (autoMigrate != null) {
+                throw new IllegalStateException("autoMigrate was already set");
+            }
             this.autoMigrate = value;
             return this;
         }
@@ -297,7 +306,7 @@ public final class JdbcSessionStore implements SessionStore {
          * @throws SessionStoreException         if the database cannot be reached (retryable)
          */
         public JdbcSessionStore build() {
-            return new JdbcSessionStore(new DataSourceConnections(dataSource), dialect, autoMigrate,
+            return new JdbcSessionStore(new DataSourceConnections(dataSource), dialect, autoMigrate == null || autoMigrate,
                     "the database of " + dataSource.getClass().getSimpleName());
         }
     }
@@ -589,10 +598,12 @@ public final class JdbcSessionStore implements SessionStore {
             throw new SessionStoreException("session store row for session " + id + " in " + database
                     + " is unreadable (state " + state + "): " + e.getMessage(), e, false);
         }
-        return new SessionRecord(id, rs.getString(2), parsedState, rs.getString(4), rs.getString(5),
-                rs.getString(6), rs.getString(7), rs.getBoolean(8), Instant.ofEpochMilli(rs.getLong(9)),
-                Instant.ofEpochMilli(rs.getLong(10)), instant(rs, 11), rs.getString(12), instant(rs, 13),
-                rs.getLong(14), attributes);
+        return SessionRecord.builder().sessionId(id).driver(rs.getString(2)).state(parsedState)
+                .sandboxId(rs.getString(4)).workspace(rs.getString(5)).spec(rs.getString(6))
+                .specFingerprint(rs.getString(7)).ephemeral(rs.getBoolean(8))
+                .createdAt(Instant.ofEpochMilli(rs.getLong(9))).lastActivity(Instant.ofEpochMilli(rs.getLong(10)))
+                .sandboxStartedAt(instant(rs, 11)).owner(rs.getString(12)).leaseExpiry(instant(rs, 13))
+                .version(rs.getLong(14)).attributes(attributes).build();
     }
 
     private static Instant instant(ResultSet rs, int column) throws SQLException {
@@ -618,9 +629,12 @@ public final class JdbcSessionStore implements SessionStore {
 
     /** The record as the database holds it: every instant at millisecond precision. */
     private static SessionRecord truncated(SessionRecord r) {
-        return new SessionRecord(r.sessionId(), r.driver(), r.state(), r.sandboxId(), r.workspace(), r.spec(),
-                r.specFingerprint(), r.ephemeral(), truncate(r.createdAt()), truncate(r.lastActivity()),
-                truncate(r.sandboxStartedAt()), r.owner(), truncate(r.leaseExpiry()), r.version(), r.attributes());
+        return SessionRecord.builder().sessionId(r.sessionId()).driver(r.driver()).state(r.state())
+                .sandboxId(r.sandboxId()).workspace(r.workspace()).spec(r.spec())
+                .specFingerprint(r.specFingerprint()).ephemeral(r.ephemeral()).createdAt(truncate(r.createdAt()))
+                .lastActivity(truncate(r.lastActivity())).sandboxStartedAt(truncate(r.sandboxStartedAt()))
+                .owner(r.owner()).leaseExpiry(truncate(r.leaseExpiry())).version(r.version())
+                .attributes(r.attributes()).build();
     }
 
     private static Driver loadDriver(String className, String coordinate) {

@@ -46,8 +46,10 @@ class FailureTest {
     private static final Instant T0 = Instant.parse("2026-03-01T12:00:00Z");
 
     private static SessionRecord record(String id) {
-        return new SessionRecord(id, "docker", SessionState.ACTIVE, "sbx", "ws", "spec", "fp", false, T0, T0, T0,
-                "mgr-1", T0.plusSeconds(30), 1, Map.of("counter", "0"));
+        return SessionRecord.builder().sessionId(id).driver("docker").state(SessionState.ACTIVE).sandboxId("sbx")
+                .workspace("ws").spec("spec").specFingerprint("fp").ephemeral(false).createdAt(T0)
+                .lastActivity(T0).sandboxStartedAt(T0).owner("mgr-1").leaseExpiry(T0.plusSeconds(30)).version(1)
+                .attributes(Map.of("counter", "0")).build();
     }
 
     private static SessionStoreException storeFailure(Executable call) {
@@ -205,8 +207,10 @@ class FailureTest {
             try (Connection c = Postgres.dataSource(schema).getConnection(); Statement s = c.createStatement()) {
                 s.execute("ALTER TABLE sandboxkit_sessions ADD CONSTRAINT no_secrets CHECK (spec NOT LIKE '%TOKEN%')");
             }
-            SessionRecord secret = new SessionRecord("s", "docker", SessionState.ACTIVE, null, "ws",
-                    "env.API_KEY=TOKEN-abc123", "fp", false, T0, T0, null, null, null, 1, Map.of());
+            SessionRecord secret = SessionRecord.builder().sessionId("s").driver("docker")
+                    .state(SessionState.ACTIVE).sandboxId(null).workspace("ws").spec("env.API_KEY=TOKEN-abc123")
+                    .specFingerprint("fp").ephemeral(false).createdAt(T0).lastActivity(T0).sandboxStartedAt(null)
+                    .owner(null).leaseExpiry(null).version(1).attributes(Map.of()).build();
             SessionStoreException e = storeFailure(() -> store.insert(secret));
             assertThat(e).isNotNull();
             assertThat(e.isRetryable()).isFalse();

@@ -43,8 +43,10 @@ class MigrationTest {
     private static final Instant T0 = Instant.parse("2026-03-01T12:00:00Z");
 
     static SessionRecord record(String id) {
-        return new SessionRecord(id, "docker", SessionState.ACTIVE, "sbx", "ws", "spec", "fp", false, T0, T0, T0,
-                "mgr", T0.plusSeconds(30), 1, Map.of("k", "v"));
+        return SessionRecord.builder().sessionId(id).driver("docker").state(SessionState.ACTIVE).sandboxId("sbx")
+                .workspace("ws").spec("spec").specFingerprint("fp").ephemeral(false).createdAt(T0)
+                .lastActivity(T0).sandboxStartedAt(T0).owner("mgr").leaseExpiry(T0.plusSeconds(30)).version(1)
+                .attributes(Map.of("k", "v")).build();
     }
 
     /** The same checks on every database; subclasses say how to get an empty one. */

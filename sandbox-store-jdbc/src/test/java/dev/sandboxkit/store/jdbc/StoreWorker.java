@@ -29,8 +29,10 @@ public final class StoreWorker {
 
     static SessionRecord record(String id) {
         Instant t0 = Instant.parse("2026-03-01T12:00:00Z");
-        return new SessionRecord(id, "docker", SessionState.ACTIVE, "sbx", "ws", "spec", "fp", false, t0, t0, t0,
-                "mgr", t0.plusSeconds(30), 1, Map.of("counter", "0"));
+        return SessionRecord.builder().sessionId(id).driver("docker").state(SessionState.ACTIVE).sandboxId("sbx")
+                .workspace("ws").spec("spec").specFingerprint("fp").ephemeral(false).createdAt(t0)
+                .lastActivity(t0).sandboxStartedAt(t0).owner("mgr").leaseExpiry(t0.plusSeconds(30)).version(1)
+                .attributes(Map.of("counter", "0")).build();
     }
 
     /** One read-modify-compare-and-set increment, retried until it wins; returns the conflicts seen. */

@@ -644,9 +644,9 @@ public abstract class SandboxDriverTck {
             Sandbox sandbox = acquire();
             List<String> command = List.of("/bin/sh", "-c", "head -c 5000 /dev/zero; yes b | head -c 3000 >&2");
 
-            ExecResult capped = sandbox.exec(new ExecRequest(command, Map.of(), null, null, null, 1000, 2000, null));
-            ExecResult exact = sandbox.exec(new ExecRequest(command, Map.of(), null, null, null, 5000, 3000, null));
-            ExecResult zero = sandbox.exec(new ExecRequest(command, Map.of(), null, null, null, 0, 0, null));
+            ExecResult capped = sandbox.exec(ExecRequest.of(command).withStdoutLimit(1000).withStderrLimit(2000));
+            ExecResult exact = sandbox.exec(ExecRequest.of(command).withStdoutLimit(5000).withStderrLimit(3000));
+            ExecResult zero = sandbox.exec(ExecRequest.of(command).withOutputLimit(0));
 
             assertThat(capped.stdoutBytes()).hasSize(1000).containsOnly((byte) 0);
             assertThat(capped.stdoutTruncated()).isTrue();

@@ -204,10 +204,12 @@ public abstract class SessionStoreTck {
         @Test
         @DisplayName("a record with every field set reads back equal, field by field")
         void everyFieldSet() {
-            SessionRecord r = new SessionRecord("full", "docker", SessionState.ACTIVE, "0123456789abcdef0123",
-                    "/var/lib/sandboxkit/full", "sandboxkit-spec/1\nimage=img%3A1\n", "fp-0123456789", true,
-                    T0, T0.plusMillis(1), T0.plusMillis(2), "mgr-1", T0.plusMillis(30_003), 1,
-                    Map.of("hook.output", "ok", "a", "b"));
+            SessionRecord r = SessionRecord.builder().sessionId("full").driver("docker")
+                    .state(SessionState.ACTIVE).sandboxId("0123456789abcdef0123")
+                    .workspace("/var/lib/sandboxkit/full").spec("sandboxkit-spec/1\nimage=img%3A1\n")
+                    .specFingerprint("fp-0123456789").ephemeral(true).createdAt(T0).lastActivity(T0.plusMillis(1))
+                    .sandboxStartedAt(T0.plusMillis(2)).owner("mgr-1").leaseExpiry(T0.plusMillis(30_003))
+                    .version(1).attributes(Map.of("hook.output", "ok", "a", "b")).build();
             store.insert(r);
             SessionRecord read = store.find("full").orElseThrow();
             assertFieldsEqual(r, read);
@@ -216,8 +218,10 @@ public abstract class SessionStoreTck {
         @Test
         @DisplayName("nullable fields (sandbox id, started-at, owner, lease) read back as null")
         void nullsRoundTrip() {
-            SessionRecord r = new SessionRecord("nulls", "kubernetes", SessionState.SUSPENDED, null, "ws", "spec",
-                    "fp", false, T0, T0, null, null, null, 1, Map.of());
+            SessionRecord r = SessionRecord.builder().sessionId("nulls").driver("kubernetes")
+                    .state(SessionState.SUSPENDED).sandboxId(null).workspace("ws").spec("spec")
+                    .specFingerprint("fp").ephemeral(false).createdAt(T0).lastActivity(T0).sandboxStartedAt(null)
+                    .owner(null).leaseExpiry(null).version(1).attributes(Map.of()).build();
             store.insert(r);
             SessionRecord read = store.find("nulls").orElseThrow();
             assertFieldsEqual(r, read);
@@ -270,9 +274,11 @@ public abstract class SessionStoreTck {
             while (spec.length() < 64 * 1024) {
                 spec.append("env.K").append(spec.length()).append("=caf\u00e9%20\u4e2d\u6587 'x' \"y\"\n");
             }
-            SessionRecord r = new SessionRecord("big", "docker", SessionState.ACTIVE, "c".repeat(64),
-                    "/srv/work spaces/\u00e9t\u00e9/big", spec.toString(), "f".repeat(64), false, T0, T0, T0,
-                    "m".repeat(63), T0, 1, Map.of("hook.output", "x".repeat(4000)));
+            SessionRecord r = SessionRecord.builder().sessionId("big").driver("docker").state(SessionState.ACTIVE)
+                    .sandboxId("c".repeat(64)).workspace("/srv/work spaces/\u00e9t\u00e9/big")
+                    .spec(spec.toString()).specFingerprint("f".repeat(64)).ephemeral(false).createdAt(T0)
+                    .lastActivity(T0).sandboxStartedAt(T0).owner("m".repeat(63)).leaseExpiry(T0).version(1)
+                    .attributes(Map.of("hook.output", "x".repeat(4000))).build();
             store.insert(r);
             assertFieldsEqual(r, store.find("big").orElseThrow());
         }
@@ -284,8 +290,10 @@ public abstract class SessionStoreTck {
                     Instant.parse("2099-12-31T23:59:59.999Z"), Instant.parse("2999-01-01T00:00:00.001Z")};
             for (int i = 0; i < instants.length; i++) {
                 Instant t = instants[i];
-                SessionRecord r = new SessionRecord("t-" + i, "docker", SessionState.ACTIVE, "sbx", "ws", "spec",
-                        "fp", false, t, t, t, "mgr", t, 1, Map.of());
+                SessionRecord r = SessionRecord.builder().sessionId("t-" + i).driver("docker")
+                        .state(SessionState.ACTIVE).sandboxId("sbx").workspace("ws").spec("spec")
+                        .specFingerprint("fp").ephemeral(false).createdAt(t).lastActivity(t).sandboxStartedAt(t)
+                        .owner("mgr").leaseExpiry(t).version(1).attributes(Map.of()).build();
                 store.insert(r);
                 assertFieldsEqual(r, store.find(r.sessionId()).orElseThrow());
             }
@@ -295,8 +303,11 @@ public abstract class SessionStoreTck {
         @DisplayName("what a write returns is exactly what a later read returns, even for sub-millisecond input")
         void subMillisecondInput() {
             Instant fine = T0.plusNanos(456_789);
-            SessionRecord r = new SessionRecord("fine", "docker", SessionState.SUSPENDED, null, "ws", "spec", "fp",
-                    false, fine, fine, null, "mgr", fine.plusNanos(1), 1, Map.of());
+            SessionRecord r = SessionRecord.builder().sessionId("fine").driver("docker")
+                    .state(SessionState.SUSPENDED).sandboxId(null).workspace("ws").spec("spec")
+                    .specFingerprint("fp").ephemeral(false).createdAt(fine).lastActivity(fine)
+                    .sandboxStartedAt(null).owner("mgr").leaseExpiry(fine.plusNanos(1)).version(1)
+                    .attributes(Map.of()).build();
             store.insert(r);
             SessionRecord read = store.find("fine").orElseThrow();
             for (Instant stored : List.of(read.createdAt(), read.lastActivity(), read.leaseExpiry())) {
@@ -363,18 +374,25 @@ public abstract class SessionStoreTck {
         @Test
         @DisplayName("an update can change every field and clear every nullable one")
         void changesEveryField() {
-            SessionRecord v1 = new SessionRecord("s", "docker", SessionState.ACTIVE, "sbx-1", "ws-1", "spec-1",
-                    "fp-1", false, T0, T0, T0, "mgr-1", T0.plusSeconds(30), 1, Map.of("a", "1"));
+            SessionRecord v1 = SessionRecord.builder().sessionId("s").driver("docker").state(SessionState.ACTIVE)
+                    .sandboxId("sbx-1").workspace("ws-1").spec("spec-1").specFingerprint("fp-1").ephemeral(false)
+                    .createdAt(T0).lastActivity(T0).sandboxStartedAt(T0).owner("mgr-1")
+                    .leaseExpiry(T0.plusSeconds(30)).version(1).attributes(Map.of("a", "1")).build();
             store.insert(v1);
-            SessionRecord changed = new SessionRecord("s", "kubernetes", SessionState.SUSPENDED, "sbx-2", "ws-2",
-                    "spec-2", "fp-2", true, T0.plusSeconds(1), T0.plusSeconds(2), T0.plusSeconds(3), "mgr-2",
-                    T0.plusSeconds(4), 1, Map.of("b", "2"));
+            SessionRecord changed = SessionRecord.builder().sessionId("s").driver("kubernetes")
+                    .state(SessionState.SUSPENDED).sandboxId("sbx-2").workspace("ws-2").spec("spec-2")
+                    .specFingerprint("fp-2").ephemeral(true).createdAt(T0.plusSeconds(1))
+                    .lastActivity(T0.plusSeconds(2)).sandboxStartedAt(T0.plusSeconds(3)).owner("mgr-2")
+                    .leaseExpiry(T0.plusSeconds(4)).version(1).attributes(Map.of("b", "2")).build();
             SessionRecord v2 = store.update(changed).orElseThrow();
             assertFieldsEqual(changed.withVersion(2), v2);
             assertEquals(Optional.of(v2), store.find("s"));
 
-            SessionRecord cleared = new SessionRecord("s", "kubernetes", SessionState.DESTROYED, null, "ws-2",
-                    "spec-2", "fp-2", true, T0.plusSeconds(1), T0.plusSeconds(2), null, null, null, 2, Map.of());
+            SessionRecord cleared = SessionRecord.builder().sessionId("s").driver("kubernetes")
+                    .state(SessionState.DESTROYED).sandboxId(null).workspace("ws-2").spec("spec-2")
+                    .specFingerprint("fp-2").ephemeral(true).createdAt(T0.plusSeconds(1))
+                    .lastActivity(T0.plusSeconds(2)).sandboxStartedAt(null).owner(null).leaseExpiry(null)
+                    .version(2).attributes(Map.of()).build();
             SessionRecord v3 = store.update(cleared).orElseThrow();
             assertFieldsEqual(cleared.withVersion(3), v3);
             assertEquals(Optional.of(v3), store.find("s"));
@@ -821,9 +839,11 @@ public abstract class SessionStoreTck {
      * @return the record
      */
     protected static SessionRecord record(String sessionId) {
-        return new SessionRecord(sessionId, "docker", SessionState.ACTIVE, "sbx-" + sessionId,
-                "/var/lib/sandboxkit/" + sessionId, "sandboxkit-spec/1\nimage=img%3A1\n", "fp-" + sessionId.length(),
-                false, T0, T0, T0, "mgr-a", T0.plusSeconds(30), 1, Map.of());
+        return SessionRecord.builder().sessionId(sessionId).driver("docker").state(SessionState.ACTIVE)
+                .sandboxId("sbx-" + sessionId).workspace("/var/lib/sandboxkit/" + sessionId)
+                .spec("sandboxkit-spec/1\nimage=img%3A1\n").specFingerprint("fp-" + sessionId.length())
+                .ephemeral(false).createdAt(T0).lastActivity(T0).sandboxStartedAt(T0).owner("mgr-a")
+                .leaseExpiry(T0.plusSeconds(30)).version(1).attributes(Map.of()).build();
     }
 
     /** Read, add one to the counter, compare-and-set; retried until it wins. Returns what was written. */

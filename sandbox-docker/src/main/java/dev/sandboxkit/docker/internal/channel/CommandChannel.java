@@ -541,8 +541,9 @@ final class CommandChannel {
     }
 
     private static ExecResult result(ChannelOutput out, int exitCode, Termination termination, long t0) {
-        return new ExecResult(exitCode, out.stdout(), out.stderr(), out.stdoutTruncated(), out.stderrTruncated(),
-                termination, Duration.ofNanos(System.nanoTime() - t0));
+        return ExecResult.builder().exitCode(exitCode).stdoutBytes(out.stdout()).stderrBytes(out.stderr())
+                .stdoutTruncated(out.stdoutTruncated()).stderrTruncated(out.stderrTruncated())
+                .termination(termination).duration(Duration.ofNanos(System.nanoTime() - t0)).build();
     }
 
     private static boolean passed(long deadline, long now) {

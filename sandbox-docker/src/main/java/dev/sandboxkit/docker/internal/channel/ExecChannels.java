@@ -239,8 +239,7 @@ public final class ExecChannels implements AutoCloseable {
         try {
             List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", KILL_SCRIPT, "sh"));
             argv.addAll(markers);
-            ExecResult r = plain.execFromRoot(containerId, new ExecRequest(argv, Map.of(), null, null, KILL_TIMEOUT,
-                    4096, 4096, null));
+            ExecResult r = plain.execFromRoot(containerId, ExecRequest.of(argv).withTimeout(KILL_TIMEOUT).withOutputLimit(4096));
             if (!r.isSuccess()) {
                 log.debug("Kill in {} ended with {}: {}", EngineExec.shortId(containerId), r, r.stderr());
             }

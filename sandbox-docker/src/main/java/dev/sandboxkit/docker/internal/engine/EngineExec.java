@@ -214,8 +214,9 @@ public final class EngineExec {
         }
 
         ExecResult result(int exitCode, Termination termination) {
-            return new ExecResult(exitCode, out.stdout(), out.stderr(), out.stdoutTruncated(), out.stderrTruncated(),
-                    termination, Duration.ofNanos(System.nanoTime() - started));
+            return ExecResult.builder().exitCode(exitCode).stdoutBytes(out.stdout()).stderrBytes(out.stderr())
+                    .stdoutTruncated(out.stdoutTruncated()).stderrTruncated(out.stderrTruncated())
+                    .termination(termination).duration(Duration.ofNanos(System.nanoTime() - started)).build();
         }
     }
 
@@ -575,8 +576,8 @@ public final class EngineExec {
         ExecResult killer = null;
         try {
             long budget = Math.max(TimeUnit.MILLISECONDS.toNanos(100), deadline - System.nanoTime());
-            ExecRequest request = new ExecRequest(List.of("/bin/sh", "-c", KILL_SCRIPT, "sh", run.marker), Map.of(),
-                    null, null, Duration.ofNanos(budget), 4096, 4096, null);
+            ExecRequest request = ExecRequest.of(List.of("/bin/sh", "-c", KILL_SCRIPT, "sh", run.marker))
+                    .withTimeout(Duration.ofNanos(budget)).withOutputLimit(4096);
             // From "/": the sandbox may have made /workspace unusable.
             killer = execute(new Run(run.containerId, request, "/", false), false);
         } catch (SandboxNotFoundException e) {

@@ -23,7 +23,7 @@ import java.util.function.Supplier;
  */
 public final class LazySandboxManager implements SandboxManager {
     private static final Logger log = LoggerFactory.getLogger(LazySandboxManager.class);
-    private static final ManagerStats NOTHING = new ManagerStats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    private static final ManagerStats NOTHING = ManagerStats.builder().build();
 
     private final Supplier<SandboxManager> start;
     private final String instanceId;
