@@ -1,5 +1,7 @@
 package dev.sandboxkit;
 
+import org.jspecify.annotations.Nullable;
+
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
@@ -21,15 +23,16 @@ import java.util.Objects;
 public final class ExecRequest {
     private final List<String> command;
     private final Map<String, String> env;
-    private final String workingDir;
-    private final byte[] stdin;
-    private final Duration timeout;
+    private final @Nullable String workingDir;
+    private final byte @Nullable [] stdin;
+    private final @Nullable Duration timeout;
     private final int stdoutLimit;
     private final int stderrLimit;
-    private final OutputListener listener;
+    private final @Nullable OutputListener listener;
 
-    private ExecRequest(List<String> command, Map<String, String> env, String workingDir, byte[] stdin, Duration timeout,
-                        int stdoutLimit, int stderrLimit, OutputListener listener) {
+    private ExecRequest(List<String> command, @Nullable Map<String, String> env, @Nullable String workingDir,
+                        byte @Nullable [] stdin, @Nullable Duration timeout, int stdoutLimit, int stderrLimit,
+                        @Nullable OutputListener listener) {
         Objects.requireNonNull(command, "command");
         if (command.isEmpty()) {
             throw new IllegalArgumentException("command must not be empty");
@@ -82,7 +85,7 @@ public final class ExecRequest {
      *
      * @return absolute path inside {@value SandboxSpec#WORKSPACE}; {@code null} means the workspace itself
      */
-    public String workingDir() {
+    public @Nullable String workingDir() {
         return workingDir;
     }
 
@@ -91,7 +94,7 @@ public final class ExecRequest {
      *
      * @return kill the process after this long; {@code null} for no limit
      */
-    public Duration timeout() {
+    public @Nullable Duration timeout() {
         return timeout;
     }
 
@@ -118,7 +121,7 @@ public final class ExecRequest {
      *
      * @return receives output as it arrives, or {@code null}
      */
-    public OutputListener listener() {
+    public @Nullable OutputListener listener() {
         return listener;
     }
 
@@ -185,7 +188,7 @@ public final class ExecRequest {
      * @param dir absolute path under {@value SandboxSpec#WORKSPACE}, or a path relative to it
      * @return the new request
      */
-    public ExecRequest withWorkingDir(String dir) {
+    public ExecRequest withWorkingDir(@Nullable String dir) {
         return new ExecRequest(command, env, dir, stdin, timeout, stdoutLimit, stderrLimit, listener);
     }
 
@@ -195,7 +198,7 @@ public final class ExecRequest {
      * @param bytes stdin content
      * @return the new request
      */
-    public ExecRequest withStdin(byte[] bytes) {
+    public ExecRequest withStdin(byte @Nullable [] bytes) {
         return new ExecRequest(command, env, workingDir, bytes, timeout, stdoutLimit, stderrLimit, listener);
     }
 
@@ -215,7 +218,7 @@ public final class ExecRequest {
      * @param limit timeout
      * @return the new request
      */
-    public ExecRequest withTimeout(Duration limit) {
+    public ExecRequest withTimeout(@Nullable Duration limit) {
         return new ExecRequest(command, env, workingDir, stdin, limit, stdoutLimit, stderrLimit, listener);
     }
 
@@ -255,7 +258,7 @@ public final class ExecRequest {
      * @param outputListener the listener; see {@link OutputListener} for threading
      * @return the new request
      */
-    public ExecRequest withListener(OutputListener outputListener) {
+    public ExecRequest withListener(@Nullable OutputListener outputListener) {
         return new ExecRequest(command, env, workingDir, stdin, timeout, stdoutLimit, stderrLimit, outputListener);
     }
 
@@ -264,7 +267,7 @@ public final class ExecRequest {
      *
      * @return stdin content, or {@code null}
      */
-    public byte[] stdin() {
+    public byte @Nullable [] stdin() {
         return stdin == null ? null : stdin.clone();
     }
 
@@ -306,7 +309,7 @@ public final class ExecRequest {
                 + ", stdin=" + (stdin == null ? "none" : stdin.length + " bytes") + ", timeout=" + timeout + "]";
     }
 
-    private static String normalizeWorkingDir(String dir) {
+    private static @Nullable String normalizeWorkingDir(@Nullable String dir) {
         if (dir == null || dir.isEmpty()) {
             return null;
         }

@@ -1,5 +1,7 @@
 package dev.sandboxkit;
 
+import org.jspecify.annotations.Nullable;
+
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
@@ -18,7 +20,7 @@ public final class ExecResult {
     private final Termination termination;
     private final Duration duration;
 
-    private ExecResult(int exitCode, byte[] stdoutBytes, byte[] stderrBytes, boolean stdoutTruncated,
+    private ExecResult(int exitCode, byte @Nullable [] stdoutBytes, byte @Nullable [] stderrBytes, boolean stdoutTruncated,
                        boolean stderrTruncated, Termination termination, Duration duration) {
         stdoutBytes = stdoutBytes == null ? new byte[0] : stdoutBytes.clone();
         stderrBytes = stderrBytes == null ? new byte[0] : stderrBytes.clone();
@@ -90,8 +92,8 @@ public final class ExecResult {
     /** Builds a {@link ExecResult}. Not thread-safe; last write wins. */
     public static final class Builder {
         private int exitCode;
-        private byte[] stdoutBytes;
-        private byte[] stderrBytes;
+        private byte @Nullable [] stdoutBytes;
+        private byte @Nullable [] stderrBytes;
         private boolean stdoutTruncated;
         private boolean stderrTruncated;
         private Termination termination = Termination.EXITED;
@@ -118,7 +120,7 @@ public final class ExecResult {
          * @param value the value
          * @return this builder
          */
-        public Builder stdoutBytes(byte[] value) {
+        public Builder stdoutBytes(byte @Nullable [] value) {
             this.stdoutBytes = value;
             return this;
         }
@@ -129,7 +131,7 @@ public final class ExecResult {
          * @param value the value
          * @return this builder
          */
-        public Builder stderrBytes(byte[] value) {
+        public Builder stderrBytes(byte @Nullable [] value) {
             this.stderrBytes = value;
             return this;
         }

@@ -1,5 +1,7 @@
 package dev.sandboxkit;
 
+import org.jspecify.annotations.Nullable;
+
 import java.time.Instant;
 import java.util.Objects;
 
@@ -15,7 +17,7 @@ import java.util.Objects;
  * @param linkTarget   the target of a symbolic link, as stored (never resolved), or {@code null}
  */
 public record FileInfo(String path, String name, FileType type, long size, int permissions, Instant lastModified,
-                       String linkTarget) {
+                       @Nullable String linkTarget) {
 
     /** Validates. */
     public FileInfo {

@@ -1,5 +1,7 @@
 package dev.sandboxkit;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A sandbox could not be acquired: the image is missing and may not be pulled, the backend refused
  * the container, the session is single-use and already released, or another live manager holds it.
@@ -25,7 +27,7 @@ public class SandboxAcquireException extends SandboxException {
      * @param message what went wrong
      * @param cause   the underlying failure
      */
-    public SandboxAcquireException(String message, Throwable cause) {
+    public SandboxAcquireException(String message, @Nullable Throwable cause) {
         this(message, cause, false);
     }
 
@@ -36,7 +38,7 @@ public class SandboxAcquireException extends SandboxException {
      * @param cause     the underlying failure, or {@code null}
      * @param retryable whether the same acquire may succeed later
      */
-    public SandboxAcquireException(String message, Throwable cause, boolean retryable) {
+    public SandboxAcquireException(String message, @Nullable Throwable cause, boolean retryable) {
         super(message, cause);
         this.retryable = retryable;
     }

@@ -1,5 +1,7 @@
 package dev.sandboxkit;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The configuration is wrong or incomplete (no driver found, a bad option, an unsupported feature). Fix it; retrying will not help.
  */
@@ -21,7 +23,7 @@ public class SandboxConfigurationException extends SandboxException {
      * @param message what went wrong
      * @param cause   the underlying failure
      */
-    public SandboxConfigurationException(String message, Throwable cause) {
+    public SandboxConfigurationException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 

@@ -1,5 +1,7 @@
 package dev.sandboxkit;
 
+import org.jspecify.annotations.Nullable;
+
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
@@ -34,7 +36,7 @@ public sealed interface SandboxEvent {
      *
      * @return sandbox id, or {@code null} when none is involved
      */
-    String sandboxId();
+    @Nullable String sandboxId();
 
     /**
      * When it happened, on the manager's clock.
@@ -129,7 +131,7 @@ public sealed interface SandboxEvent {
     /**
      * The orphan sweep removed a container that no live manager accounts for.
      *
-     * @param sessionId the session label on it (a pool slot id for pooled containers), or {@code null}
+     * @param sessionId the session label on it (a pool slot id for pooled containers); empty if it had none
      * @param sandboxId removed container
      * @param at        when
      * @param reason    why it was an orphan
@@ -145,6 +147,6 @@ public sealed interface SandboxEvent {
      * @param at        when
      * @param ephemeral whether it was a single-use sandbox being released
      */
-    record Destroyed(String sessionId, String sandboxId, Instant at, boolean ephemeral) implements SandboxEvent {
+    record Destroyed(String sessionId, @Nullable String sandboxId, Instant at, boolean ephemeral) implements SandboxEvent {
     }
 }

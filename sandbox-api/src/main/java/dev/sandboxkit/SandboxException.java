@@ -1,5 +1,7 @@
 package dev.sandboxkit;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The root of every exception sandboxkit throws. Unchecked: a subclass tells what the caller can do.
  *
@@ -33,7 +35,7 @@ public class SandboxException extends RuntimeException {
      * @param message what went wrong
      * @param cause   the underlying failure
      */
-    public SandboxException(String message, Throwable cause) {
+    public SandboxException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 

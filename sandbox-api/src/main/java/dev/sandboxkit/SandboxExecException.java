@@ -1,5 +1,7 @@
 package dev.sandboxkit;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * An exec could not be started or its output could not be read. A non-zero exit code is not an exception: it is {@link ExecResult#exitCode()}.
  */
@@ -21,7 +23,7 @@ public class SandboxExecException extends SandboxException {
      * @param message what went wrong
      * @param cause   the underlying failure
      */
-    public SandboxExecException(String message, Throwable cause) {
+    public SandboxExecException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 

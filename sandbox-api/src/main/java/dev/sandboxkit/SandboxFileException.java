@@ -1,5 +1,7 @@
 package dev.sandboxkit;
 
+import org.jspecify.annotations.Nullable;
+
 import java.util.Objects;
 
 /**
@@ -58,7 +60,7 @@ public class SandboxFileException extends SandboxException {
      * @param message what went wrong, naming the path
      * @param cause   the underlying failure, or {@code null}
      */
-    public SandboxFileException(Reason reason, String message, Throwable cause) {
+    public SandboxFileException(Reason reason, String message, @Nullable Throwable cause) {
         super(message, cause);
         this.reason = Objects.requireNonNull(reason, "reason");
     }

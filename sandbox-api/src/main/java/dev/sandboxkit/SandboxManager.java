@@ -3,6 +3,7 @@ package dev.sandboxkit;
 import dev.sandboxkit.internal.ManagerSettings;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SessionStore;
+import org.jspecify.annotations.Nullable;
 
 import java.nio.file.Path;
 import java.time.Clock;
@@ -201,22 +202,22 @@ public interface SandboxManager extends AutoCloseable {
      * immutable, running manager. Not thread-safe.
      */
     final class Builder {
-        private String driverName;
-        private SandboxDriver driver;
-        private Path workspaceRoot;
-        private Duration idleTimeout;
-        private Duration reaperInterval;
-        private Duration leaseDuration;
-        private SessionStore store;
-        private Clock clock;
-        private ScheduledExecutorService scheduler;
-        private String instanceId;
+        private @Nullable String driverName;
+        private @Nullable SandboxDriver driver;
+        private @Nullable Path workspaceRoot;
+        private @Nullable Duration idleTimeout;
+        private @Nullable Duration reaperInterval;
+        private @Nullable Duration leaseDuration;
+        private @Nullable SessionStore store;
+        private @Nullable Clock clock;
+        private @Nullable ScheduledExecutorService scheduler;
+        private @Nullable String instanceId;
         private final Map<String, String> driverProperties = new LinkedHashMap<>();
         private final List<SandboxListener> listeners = new ArrayList<>();
         private final Map<SandboxSpec, WarmPool> warmPools = new LinkedHashMap<>();
-        private Duration reconcileInterval;
-        private String fleet;
-        private FileLimits fileLimits;
+        private @Nullable Duration reconcileInterval;
+        private @Nullable String fleet;
+        private @Nullable FileLimits fileLimits;
 
         Builder() {
         }

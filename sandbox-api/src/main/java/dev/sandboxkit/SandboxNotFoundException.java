@@ -1,5 +1,7 @@
 package dev.sandboxkit;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The session or sandbox does not exist, or was destroyed. Using a destroyed session is reported this way.
  */
@@ -21,7 +23,7 @@ public class SandboxNotFoundException extends SandboxException {
      * @param message what went wrong
      * @param cause   the underlying failure
      */
-    public SandboxNotFoundException(String message, Throwable cause) {
+    public SandboxNotFoundException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 

@@ -1,5 +1,7 @@
 package dev.sandboxkit;
 
+import org.jspecify.annotations.Nullable;
+
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -23,7 +25,7 @@ import java.util.regex.Pattern;
 public final class SandboxSpec {
     private final String image;
     private final Map<String, String> env;
-    private final String user;
+    private final @Nullable String user;
     private final String network;
     private final long memoryBytes;
     private final double cpus;
@@ -37,17 +39,18 @@ public final class SandboxSpec {
     private final PullPolicy pullPolicy;
     private final Map<String, String> labels;
     private final boolean ephemeral;
-    private final Duration maxLifetime;
-    private final ExecRequest postCreate;
-    private final Proxy proxy;
-    private final String extraCaCertificates;
+    private final @Nullable Duration maxLifetime;
+    private final @Nullable ExecRequest postCreate;
+    private final @Nullable Proxy proxy;
+    private final @Nullable String extraCaCertificates;
     private final ExecMode execMode;
 
-    private SandboxSpec(String image, Map<String, String> env, String user, String network, long memoryBytes,
-                        double cpus, long pidsLimit, long tmpSizeBytes, boolean dropAllCapabilities,
+    private SandboxSpec(@Nullable String image, Map<String, String> env, @Nullable String user, String network,
+                        long memoryBytes, double cpus, long pidsLimit, long tmpSizeBytes, boolean dropAllCapabilities,
                         Set<String> addCapabilities, boolean noNewPrivileges, boolean readOnlyRootFilesystem, boolean init,
-                        PullPolicy pullPolicy, Map<String, String> labels, boolean ephemeral, Duration maxLifetime,
-                        ExecRequest postCreate, Proxy proxy, String extraCaCertificates, ExecMode execMode) {
+                        PullPolicy pullPolicy, Map<String, String> labels, boolean ephemeral,
+                        @Nullable Duration maxLifetime, @Nullable ExecRequest postCreate, @Nullable Proxy proxy,
+                        @Nullable String extraCaCertificates, ExecMode execMode) {
         if (image == null || image.isBlank()) {
             throw new IllegalArgumentException("image is required");
         }
@@ -135,7 +138,7 @@ public final class SandboxSpec {
      *         accept less, Docker 0..2147483647), or {@code null} for automatic: the JVM's uid when it is not root,
      *         otherwise the driver's unprivileged default
      */
-    public String user() {
+    public @Nullable String user() {
         return user;
     }
 
@@ -261,7 +264,7 @@ public final class SandboxSpec {
      *
      * @return hard limit on a container's life regardless of activity, or {@code null}
      */
-    public Duration maxLifetime() {
+    public @Nullable Duration maxLifetime() {
         return maxLifetime;
     }
 
@@ -274,7 +277,7 @@ public final class SandboxSpec {
      *         timeout fails the acquire with its output. Without a timeout of its own it gets 10 minutes. Stored with
      *         the session: never put secrets in it. {@code null} for none
      */
-    public ExecRequest postCreate() {
+    public @Nullable ExecRequest postCreate() {
         return postCreate;
     }
 
@@ -283,7 +286,7 @@ public final class SandboxSpec {
      *
      * @return HTTP(S) proxy settings exported to every exec, or {@code null}
      */
-    public Proxy proxy() {
+    public @Nullable Proxy proxy() {
         return proxy;
     }
 
@@ -297,7 +300,7 @@ public final class SandboxSpec {
      *         REQUESTS_CA_BUNDLE}, {@code CURL_CA_BUNDLE}, {@code NODE_EXTRA_CA_CERTS}, {@code GIT_SSL_CAINFO} and
      *         {@code PIP_CERT}
      */
-    public String extraCaCertificates() {
+    public @Nullable String extraCaCertificates() {
         return extraCaCertificates;
     }
 
@@ -362,7 +365,7 @@ public final class SandboxSpec {
      * @param httpsProxy proxy URL for https, or {@code null}
      * @param noProxy    comma-separated hosts that bypass the proxy, or {@code null}
      */
-    public record Proxy(String httpProxy, String httpsProxy, String noProxy) {
+    public record Proxy(@Nullable String httpProxy, @Nullable String httpsProxy, @Nullable String noProxy) {
         /** Validates. */
         public Proxy {
             if (httpProxy == null && httpsProxy == null) {
@@ -411,7 +414,7 @@ public final class SandboxSpec {
         return new Builder(this);
     }
 
-    static Map<String, String> copyEnv(Map<String, String> env) {
+    static Map<String, String> copyEnv(@Nullable Map<String, String> env) {
         if (env == null || env.isEmpty()) {
             return Map.of();
         }
@@ -493,9 +496,9 @@ public final class SandboxSpec {
 
     /** Builds a {@link SandboxSpec}. Not thread-safe. */
     public static final class Builder {
-        private String image;
+        private @Nullable String image;
         private final Map<String, String> env = new LinkedHashMap<>();
-        private String user;
+        private @Nullable String user;
         private String network = "none";
         private long memoryBytes = 512L * 1024 * 1024;
         private double cpus;
@@ -509,10 +512,10 @@ public final class SandboxSpec {
         private PullPolicy pullPolicy = PullPolicy.IF_MISSING;
         private final Map<String, String> labels = new LinkedHashMap<>();
         private boolean ephemeral;
-        private Duration maxLifetime;
-        private ExecRequest postCreate;
-        private Proxy proxy;
-        private String extraCaCertificates;
+        private @Nullable Duration maxLifetime;
+        private @Nullable ExecRequest postCreate;
+        private @Nullable Proxy proxy;
+        private @Nullable String extraCaCertificates;
         private ExecMode execMode = ExecMode.AUTO;
 
         private Builder() {
@@ -583,7 +586,7 @@ public final class SandboxSpec {
          * @param user numeric user
          * @return this builder
          */
-        public Builder user(String user) {
+        public Builder user(@Nullable String user) {
             this.user = user;
             return this;
         }
@@ -747,7 +750,7 @@ public final class SandboxSpec {
          * @param lifetime limit, or {@code null} for none
          * @return this builder
          */
-        public Builder maxLifetime(Duration lifetime) {
+        public Builder maxLifetime(@Nullable Duration lifetime) {
             this.maxLifetime = lifetime;
             return this;
         }
@@ -759,7 +762,7 @@ public final class SandboxSpec {
          * @param hook the command (no stdin, no listener), or {@code null} for none
          * @return this builder
          */
-        public Builder postCreate(ExecRequest hook) {
+        public Builder postCreate(@Nullable ExecRequest hook) {
             this.postCreate = hook;
             return this;
         }
@@ -770,7 +773,7 @@ public final class SandboxSpec {
          * @param settings the proxy, or {@code null} for none
          * @return this builder
          */
-        public Builder proxy(Proxy settings) {
+        public Builder proxy(@Nullable Proxy settings) {
             this.proxy = settings;
             return this;
         }
@@ -781,7 +784,7 @@ public final class SandboxSpec {
          * @param pem one or more PEM certificates, or {@code null} for none
          * @return this builder
          */
-        public Builder extraCaCertificates(String pem) {
+        public Builder extraCaCertificates(@Nullable String pem) {
             this.extraCaCertificates = pem;
             return this;
         }

@@ -1,5 +1,7 @@
 package dev.sandboxkit;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A lifecycle step (start, readiness, removal) did not finish within its time limit. An exec that runs past its own timeout is not an exception: see {@link ExecResult#timedOut()}.
  */
@@ -21,7 +23,7 @@ public class SandboxTimeoutException extends SandboxException {
      * @param message what went wrong
      * @param cause   the underlying failure
      */
-    public SandboxTimeoutException(String message, Throwable cause) {
+    public SandboxTimeoutException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 

@@ -1,5 +1,7 @@
 package dev.sandboxkit;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The backend (Docker engine, Kubernetes API) could not be reached. The message names the endpoint tried. Retryable.
  */
@@ -21,7 +23,7 @@ public class SandboxUnavailableException extends SandboxException {
      * @param message what went wrong
      * @param cause   the underlying failure
      */
-    public SandboxUnavailableException(String message, Throwable cause) {
+    public SandboxUnavailableException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 

@@ -1,5 +1,7 @@
 package dev.sandboxkit;
 
+import org.jspecify.annotations.Nullable;
+
 import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
@@ -11,20 +13,22 @@ import java.util.Objects;
 public final class SessionInfo {
     private final String sessionId;
     private final SessionState state;
-    private final String sandboxId;
+    private final @Nullable String sandboxId;
     private final String workspace;
-    private final String owner;
+    private final @Nullable String owner;
     private final Instant createdAt;
     private final Instant lastActivity;
     private final SandboxSpec spec;
     private final Map<String, String> attributes;
 
-    private SessionInfo(String sessionId, SessionState state, String sandboxId, String workspace, String owner,
-                        Instant createdAt, Instant lastActivity, SandboxSpec spec, Map<String, String> attributes) {
+    private SessionInfo(@Nullable String sessionId, @Nullable SessionState state, @Nullable String sandboxId, @Nullable String workspace, @Nullable String owner,
+                        @Nullable Instant createdAt, @Nullable Instant lastActivity, @Nullable SandboxSpec spec, @Nullable Map<String, String> attributes) {
         Objects.requireNonNull(sessionId, "sessionId");
         Objects.requireNonNull(state, "state");
         Objects.requireNonNull(createdAt, "createdAt");
         Objects.requireNonNull(lastActivity, "lastActivity");
+        Objects.requireNonNull(workspace, "workspace");
+        Objects.requireNonNull(spec, "spec");
         attributes = Map.copyOf(attributes == null ? Map.of() : attributes);
         this.sessionId = sessionId;
         this.state = state;
@@ -60,7 +64,7 @@ public final class SessionInfo {
      *
      * @return the running container's id, or {@code null} unless {@link SessionState#ACTIVE}
      */
-    public String sandboxId() {
+    public @Nullable String sandboxId() {
         return sandboxId;
     }
 
@@ -78,7 +82,7 @@ public final class SessionInfo {
      *
      * @return instance id of the manager responsible for the session, or {@code null}
      */
-    public String owner() {
+    public @Nullable String owner() {
         return owner;
     }
 
@@ -153,15 +157,15 @@ public final class SessionInfo {
 
     /** Builds a {@link SessionInfo}. Not thread-safe; last write wins. */
     public static final class Builder {
-        private String sessionId;
-        private SessionState state;
-        private String sandboxId;
-        private String workspace;
-        private String owner;
-        private Instant createdAt;
-        private Instant lastActivity;
-        private SandboxSpec spec;
-        private Map<String, String> attributes;
+        private @Nullable String sessionId;
+        private @Nullable SessionState state;
+        private @Nullable String sandboxId;
+        private @Nullable String workspace;
+        private @Nullable String owner;
+        private @Nullable Instant createdAt;
+        private @Nullable Instant lastActivity;
+        private @Nullable SandboxSpec spec;
+        private @Nullable Map<String, String> attributes;
 
         private Builder() {
         }
@@ -173,7 +177,7 @@ public final class SessionInfo {
          * @param value the value
          * @return this builder
          */
-        public Builder sessionId(String value) {
+        public Builder sessionId(@Nullable String value) {
             this.sessionId = value;
             return this;
         }
@@ -184,7 +188,7 @@ public final class SessionInfo {
          * @param value the value
          * @return this builder
          */
-        public Builder state(SessionState value) {
+        public Builder state(@Nullable SessionState value) {
             this.state = value;
             return this;
         }
@@ -195,7 +199,7 @@ public final class SessionInfo {
          * @param value the value
          * @return this builder
          */
-        public Builder sandboxId(String value) {
+        public Builder sandboxId(@Nullable String value) {
             this.sandboxId = value;
             return this;
         }
@@ -206,7 +210,7 @@ public final class SessionInfo {
          * @param value the value
          * @return this builder
          */
-        public Builder workspace(String value) {
+        public Builder workspace(@Nullable String value) {
             this.workspace = value;
             return this;
         }
@@ -217,7 +221,7 @@ public final class SessionInfo {
          * @param value the value
          * @return this builder
          */
-        public Builder owner(String value) {
+        public Builder owner(@Nullable String value) {
             this.owner = value;
             return this;
         }
@@ -228,7 +232,7 @@ public final class SessionInfo {
          * @param value the value
          * @return this builder
          */
-        public Builder createdAt(Instant value) {
+        public Builder createdAt(@Nullable Instant value) {
             this.createdAt = value;
             return this;
         }
@@ -239,7 +243,7 @@ public final class SessionInfo {
          * @param value the value
          * @return this builder
          */
-        public Builder lastActivity(Instant value) {
+        public Builder lastActivity(@Nullable Instant value) {
             this.lastActivity = value;
             return this;
         }
@@ -250,7 +254,7 @@ public final class SessionInfo {
          * @param value the value
          * @return this builder
          */
-        public Builder spec(SandboxSpec value) {
+        public Builder spec(@Nullable SandboxSpec value) {
             this.spec = value;
             return this;
         }
@@ -262,7 +266,7 @@ public final class SessionInfo {
          * @param value the value
          * @return this builder
          */
-        public Builder attributes(Map<String, String> value) {
+        public Builder attributes(@Nullable Map<String, String> value) {
             this.attributes = value;
             return this;
         }

@@ -1,5 +1,7 @@
 package dev.sandboxkit;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The session store failed. When the store is unreachable (database down) the exception is
  * retryable and nothing was written; sessions the manager already holds keep serving execs.
@@ -16,7 +18,7 @@ public class SessionStoreException extends SandboxException {
      * @param cause     the underlying failure, or {@code null}
      * @param retryable whether the same call may succeed later
      */
-    public SessionStoreException(String message, Throwable cause, boolean retryable) {
+    public SessionStoreException(String message, @Nullable Throwable cause, boolean retryable) {
         super(message, cause);
         this.retryable = retryable;
     }

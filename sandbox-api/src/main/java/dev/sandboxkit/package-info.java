@@ -8,5 +8,11 @@
  *
  * <p>All exceptions are unchecked and extend {@link dev.sandboxkit.SandboxException}. A non-zero
  * exit code is data ({@link dev.sandboxkit.ExecResult#exitCode()}), never an exception.
+ *
+ * <p>Nullness: the package is {@code @NullMarked} (JSpecify): a type is non-null unless it is annotated
+ * {@code @Nullable}, and the build checks that with NullAway.
  */
+@NullMarked
 package dev.sandboxkit;
+
+import org.jspecify.annotations.NullMarked;

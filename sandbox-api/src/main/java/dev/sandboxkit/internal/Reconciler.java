@@ -15,6 +15,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 
@@ -78,7 +79,8 @@ final class Reconciler {
             ctx.stats().orphansRemoved.increment();
             log.info("Removed orphan container {} (session {}, owner {}): {}", LifecycleEngine.shortId(c.id()),
                     c.sessionId(), c.owner(), reason);
-            ctx.events().emit(new SandboxEvent.OrphanRemoved(c.sessionId(), c.id(), ctx.clock().instant(), reason));
+            ctx.events().emit(new SandboxEvent.OrphanRemoved(Objects.requireNonNullElse(c.sessionId(), ""), c.id(),
+                    ctx.clock().instant(), reason));
         }
         Set<String> present = new HashSet<>();
         containers.forEach(c -> present.add(c.id()));

@@ -1,6 +1,7 @@
 package dev.sandboxkit.spi;
 
 import dev.sandboxkit.SessionState;
+import org.jspecify.annotations.Nullable;
 
 import java.time.Instant;
 import java.util.ArrayList;
@@ -70,7 +71,7 @@ final class InMemorySessionStore implements SessionStore {
     }
 
     @Override
-    public List<SessionRecord> findByState(SessionState state, String afterSessionId, int limit) {
+    public List<SessionRecord> findByState(SessionState state, @Nullable String afterSessionId, int limit) {
         Objects.requireNonNull(state, "state");
         if (limit < 1) {
             throw new IllegalArgumentException("limit must be at least 1, got " + limit);

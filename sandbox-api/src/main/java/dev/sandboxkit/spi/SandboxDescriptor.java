@@ -1,5 +1,7 @@
 package dev.sandboxkit.spi;
 
+import org.jspecify.annotations.Nullable;
+
 import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
@@ -26,7 +28,7 @@ public record SandboxDescriptor(String id, Map<String, String> labels, Instant c
      *
      * @return session id label value, or {@code null}
      */
-    public String sessionId() {
+    public @Nullable String sessionId() {
         return labels.get(SandboxLabels.SESSION);
     }
 
@@ -35,7 +37,7 @@ public record SandboxDescriptor(String id, Map<String, String> labels, Instant c
      *
      * @return owner instance id, or {@code null}
      */
-    public String owner() {
+    public @Nullable String owner() {
         return labels.get(SandboxLabels.OWNER);
     }
 }

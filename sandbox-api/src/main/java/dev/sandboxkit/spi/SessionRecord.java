@@ -1,6 +1,7 @@
 package dev.sandboxkit.spi;
 
 import dev.sandboxkit.SessionState;
+import org.jspecify.annotations.Nullable;
 
 import java.time.Instant;
 import java.util.Map;
@@ -14,22 +15,22 @@ public final class SessionRecord {
     private final String sessionId;
     private final String driver;
     private final SessionState state;
-    private final String sandboxId;
+    private final @Nullable String sandboxId;
     private final String workspace;
     private final String spec;
     private final String specFingerprint;
     private final boolean ephemeral;
     private final Instant createdAt;
     private final Instant lastActivity;
-    private final Instant sandboxStartedAt;
-    private final String owner;
-    private final Instant leaseExpiry;
+    private final @Nullable Instant sandboxStartedAt;
+    private final @Nullable String owner;
+    private final @Nullable Instant leaseExpiry;
     private final long version;
     private final Map<String, String> attributes;
 
-    private SessionRecord(String sessionId, String driver, SessionState state, String sandboxId, String workspace,
-            String spec, String specFingerprint, boolean ephemeral, Instant createdAt, Instant lastActivity,
-            Instant sandboxStartedAt, String owner, Instant leaseExpiry, long version, Map<String, String> attributes) {
+    private SessionRecord(@Nullable String sessionId, @Nullable String driver, @Nullable SessionState state, @Nullable String sandboxId, @Nullable String workspace,
+            @Nullable String spec, @Nullable String specFingerprint, boolean ephemeral, @Nullable Instant createdAt, @Nullable Instant lastActivity,
+            @Nullable Instant sandboxStartedAt, @Nullable String owner, @Nullable Instant leaseExpiry, long version, @Nullable Map<String, String> attributes) {
         Objects.requireNonNull(sessionId, "sessionId");
         Objects.requireNonNull(driver, "driver");
         Objects.requireNonNull(state, "state");
@@ -91,7 +92,7 @@ public final class SessionRecord {
      *
      * @return the live container's id, or {@code null}
      */
-    public String sandboxId() {
+    public @Nullable String sandboxId() {
         return sandboxId;
     }
 
@@ -154,7 +155,7 @@ public final class SessionRecord {
      *
      * @return when the live container was started, or {@code null}
      */
-    public Instant sandboxStartedAt() {
+    public @Nullable Instant sandboxStartedAt() {
         return sandboxStartedAt;
     }
 
@@ -163,7 +164,7 @@ public final class SessionRecord {
      *
      * @return instance id of the responsible manager, or {@code null}
      */
-    public String owner() {
+    public @Nullable String owner() {
         return owner;
     }
 
@@ -172,7 +173,7 @@ public final class SessionRecord {
      *
      * @return when the owner's claim lapses unless renewed, or {@code null}
      */
-    public Instant leaseExpiry() {
+    public @Nullable Instant leaseExpiry() {
         return leaseExpiry;
     }
 
@@ -234,21 +235,21 @@ public final class SessionRecord {
 
     /** Builds a {@link SessionRecord}. Not thread-safe; last write wins. */
     public static final class Builder {
-        private String sessionId;
-        private String driver;
-        private SessionState state;
-        private String sandboxId;
-        private String workspace;
-        private String spec;
-        private String specFingerprint;
+        private @Nullable String sessionId;
+        private @Nullable String driver;
+        private @Nullable SessionState state;
+        private @Nullable String sandboxId;
+        private @Nullable String workspace;
+        private @Nullable String spec;
+        private @Nullable String specFingerprint;
         private boolean ephemeral;
-        private Instant createdAt;
-        private Instant lastActivity;
-        private Instant sandboxStartedAt;
-        private String owner;
-        private Instant leaseExpiry;
+        private @Nullable Instant createdAt;
+        private @Nullable Instant lastActivity;
+        private @Nullable Instant sandboxStartedAt;
+        private @Nullable String owner;
+        private @Nullable Instant leaseExpiry;
         private long version = 1;
-        private Map<String, String> attributes;
+        private @Nullable Map<String, String> attributes;
 
         private Builder() {
         }
@@ -260,7 +261,7 @@ public final class SessionRecord {
          * @param value the value
          * @return this builder
          */
-        public Builder sessionId(String value) {
+        public Builder sessionId(@Nullable String value) {
             this.sessionId = value;
             return this;
         }
@@ -271,7 +272,7 @@ public final class SessionRecord {
          * @param value the value
          * @return this builder
          */
-        public Builder driver(String value) {
+        public Builder driver(@Nullable String value) {
             this.driver = value;
             return this;
         }
@@ -282,7 +283,7 @@ public final class SessionRecord {
          * @param value the value
          * @return this builder
          */
-        public Builder state(SessionState value) {
+        public Builder state(@Nullable SessionState value) {
             this.state = value;
             return this;
         }
@@ -293,7 +294,7 @@ public final class SessionRecord {
          * @param value the value
          * @return this builder
          */
-        public Builder sandboxId(String value) {
+        public Builder sandboxId(@Nullable String value) {
             this.sandboxId = value;
             return this;
         }
@@ -304,7 +305,7 @@ public final class SessionRecord {
          * @param value the value
          * @return this builder
          */
-        public Builder workspace(String value) {
+        public Builder workspace(@Nullable String value) {
             this.workspace = value;
             return this;
         }
@@ -315,7 +316,7 @@ public final class SessionRecord {
          * @param value the value
          * @return this builder
          */
-        public Builder spec(String value) {
+        public Builder spec(@Nullable String value) {
             this.spec = value;
             return this;
         }
@@ -326,7 +327,7 @@ public final class SessionRecord {
          * @param value the value
          * @return this builder
          */
-        public Builder specFingerprint(String value) {
+        public Builder specFingerprint(@Nullable String value) {
             this.specFingerprint = value;
             return this;
         }
@@ -348,7 +349,7 @@ public final class SessionRecord {
          * @param value the value
          * @return this builder
          */
-        public Builder createdAt(Instant value) {
+        public Builder createdAt(@Nullable Instant value) {
             this.createdAt = value;
             return this;
         }
@@ -359,7 +360,7 @@ public final class SessionRecord {
          * @param value the value
          * @return this builder
          */
-        public Builder lastActivity(Instant value) {
+        public Builder lastActivity(@Nullable Instant value) {
             this.lastActivity = value;
             return this;
         }
@@ -370,7 +371,7 @@ public final class SessionRecord {
          * @param value the value
          * @return this builder
          */
-        public Builder sandboxStartedAt(Instant value) {
+        public Builder sandboxStartedAt(@Nullable Instant value) {
             this.sandboxStartedAt = value;
             return this;
         }
@@ -381,7 +382,7 @@ public final class SessionRecord {
          * @param value the value
          * @return this builder
          */
-        public Builder owner(String value) {
+        public Builder owner(@Nullable String value) {
             this.owner = value;
             return this;
         }
@@ -392,7 +393,7 @@ public final class SessionRecord {
          * @param value the value
          * @return this builder
          */
-        public Builder leaseExpiry(Instant value) {
+        public Builder leaseExpiry(@Nullable Instant value) {
             this.leaseExpiry = value;
             return this;
         }
@@ -414,7 +415,7 @@ public final class SessionRecord {
          * @param value the value
          * @return this builder
          */
-        public Builder attributes(Map<String, String> value) {
+        public Builder attributes(@Nullable Map<String, String> value) {
             this.attributes = value;
             return this;
         }
@@ -451,7 +452,7 @@ public final class SessionRecord {
      * @param startedAt    when it started, or {@code null}
      * @return the copy
      */
-    public SessionRecord withSandbox(SessionState newState, String newSandboxId, Instant startedAt) {
+    public SessionRecord withSandbox(SessionState newState, @Nullable String newSandboxId, @Nullable Instant startedAt) {
         return new SessionRecord(sessionId, driver, newState, newSandboxId, workspace, spec, specFingerprint,
                 ephemeral, createdAt, lastActivity, startedAt, owner, leaseExpiry, version, attributes);
     }
@@ -463,7 +464,7 @@ public final class SessionRecord {
      * @param expiry   lease expiry, or {@code null}
      * @return the copy
      */
-    public SessionRecord withOwner(String newOwner, Instant expiry) {
+    public SessionRecord withOwner(@Nullable String newOwner, @Nullable Instant expiry) {
         return new SessionRecord(sessionId, driver, state, sandboxId, workspace, spec, specFingerprint,
                 ephemeral, createdAt, lastActivity, sandboxStartedAt, newOwner, expiry, version, attributes);
     }

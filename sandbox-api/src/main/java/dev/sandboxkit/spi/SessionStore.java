@@ -1,6 +1,7 @@
 package dev.sandboxkit.spi;
 
 import dev.sandboxkit.SessionState;
+import org.jspecify.annotations.Nullable;
 
 import java.time.Instant;
 import java.util.List;
@@ -78,7 +79,7 @@ public interface SessionStore extends AutoCloseable {
      * @param limit          the page size, at least 1
      * @return the page, ordered by session id
      */
-    List<SessionRecord> findByState(SessionState state, String afterSessionId, int limit);
+    List<SessionRecord> findByState(SessionState state, @Nullable String afterSessionId, int limit);
 
     /**
      * Renews the owner's lease on every session it owns, and moves last-activity forward for the given

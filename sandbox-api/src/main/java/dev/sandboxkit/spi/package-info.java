@@ -5,5 +5,11 @@
  * {@link dev.sandboxkit.spi.SandboxDriverProvider}. Stores are passed to
  * {@link dev.sandboxkit.SandboxManager.Builder#store}. The conformance kits in {@code sandbox-testkit}
  * ({@code SandboxDriverTck}, {@code SessionStoreTck}) define the expected behaviour precisely.
+ *
+ * <p>Nullness: the package is {@code @NullMarked} (JSpecify): a type is non-null unless it is annotated
+ * {@code @Nullable}, and the build checks that with NullAway.
  */
+@NullMarked
 package dev.sandboxkit.spi;
+
+import org.jspecify.annotations.NullMarked;

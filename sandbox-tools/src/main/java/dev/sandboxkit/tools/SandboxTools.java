@@ -9,6 +9,7 @@ import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.tools.internal.ModelInstructions;
 import dev.sandboxkit.tools.internal.Toolbox;
 import dev.sandboxkit.tools.internal.ToolSettings;
+import org.jspecify.annotations.Nullable;
 
 import java.time.Duration;
 import java.util.Arrays;
@@ -220,17 +221,17 @@ public final class SandboxTools {
         public static final int DEFAULT_SEARCH_LIMIT = 500;
 
         private final SandboxManager manager;
-        private SandboxSpec spec;
-        private SessionResolver resolver;
-        private Set<SandboxTool> tools;
+        private @Nullable SandboxSpec spec;
+        private @Nullable SessionResolver resolver;
+        private @Nullable Set<SandboxTool> tools;
         private boolean readOnly;
-        private Integer outputLimit;
-        private Integer readLimit;
-        private Long writeLimit;
-        private Duration defaultTimeout;
-        private Duration maxTimeout;
-        private Integer listLimit;
-        private Integer searchLimit;
+        private @Nullable Integer outputLimit;
+        private @Nullable Integer readLimit;
+        private @Nullable Long writeLimit;
+        private @Nullable Duration defaultTimeout;
+        private @Nullable Duration maxTimeout;
+        private @Nullable Integer listLimit;
+        private @Nullable Integer searchLimit;
 
         private Builder(SandboxManager manager) {
             this.manager = Objects.requireNonNull(manager, "manager");

@@ -5,6 +5,7 @@ import dev.sandboxkit.SessionState;
 import dev.sandboxkit.SessionStoreException;
 import dev.sandboxkit.spi.SessionRecord;
 import dev.sandboxkit.spi.SessionStore;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -413,7 +414,7 @@ public final class JdbcSessionStore implements SessionStore {
      * @throws SessionStoreException if the database fails
      */
     @Override
-    public List<SessionRecord> findByState(SessionState state, String afterSessionId, int limit) {
+    public List<SessionRecord> findByState(SessionState state, @Nullable String afterSessionId, int limit) {
         Objects.requireNonNull(state, "state");
         if (limit < 1) {
             throw new IllegalArgumentException("limit must be at least 1, got " + limit);
