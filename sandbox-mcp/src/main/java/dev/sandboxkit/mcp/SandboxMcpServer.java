@@ -276,13 +276,16 @@ public final class SandboxMcpServer implements AutoCloseable {
          */
         public Builder bearerToken(String bearer) {
             requireUnset(token == null, "bearerToken");
-            Objects.requireNonNull(bearer, "bearer");
+            this.token = checkToken(Objects.requireNonNull(bearer, "bearer"));
+            return this;
+        }
+
+        static String checkToken(String bearer) {
             if (bearer.length() < 16 || bearer.chars().anyMatch(c -> c <= ' ' || c > '~')) {
                 throw new IllegalArgumentException("the bearer token must have at least 16 printable ASCII characters "
                         + "and no spaces (for example: openssl rand -hex 32)");
             }
-            this.token = bearer;
-            return this;
+            return bearer;
         }
 
         /**
@@ -400,11 +403,7 @@ public final class SandboxMcpServer implements AutoCloseable {
                 throw new SandboxConfigurationException("SandboxMcpServer: over HTTP each client names its session key "
                         + "in the " + SESSION_HEADER + " header; sessionKey(..) is for stdio");
             }
-            boolean loopback = !stdio && isLoopback(host);
-            if (!stdio && !loopback && (!nonLoopback || token == null)) {
-                throw new SandboxConfigurationException("SandboxMcpServer: binding " + host + ", which is not a loopback "
-                        + "address, needs both allowNonLoopback() (--allow-non-loopback) and a bearer token (--token)");
-            }
+            boolean loopback = !stdio && checkBind(host, nonLoopback, token != null);
             McpJsonMapper mapper = McpJsonDefaults.getMapper();
             int maxBytes = maxMessageBytes == null ? DEFAULT_MAX_MESSAGE_BYTES : maxMessageBytes;
             Sessions sessions = new Sessions(tools, stdio ? 1 : maxSessions == null ? DEFAULT_MAX_SESSIONS : maxSessions,
@@ -474,6 +473,20 @@ public final class SandboxMcpServer implements AutoCloseable {
                         .uriTemplateManagerFactory(WorkspaceResources.templateFactory());
             }
             return spec;
+        }
+
+        /**
+         * Checks that an HTTP bind address is loopback, or that non-loopback was allowed with a token.
+         *
+         * @return whether the address is loopback
+         */
+        static boolean checkBind(String host, boolean nonLoopbackAllowed, boolean hasToken) {
+            boolean loopback = isLoopback(host);
+            if (!loopback && (!nonLoopbackAllowed || !hasToken)) {
+                throw new SandboxConfigurationException("SandboxMcpServer: binding " + host + ", which is not a loopback "
+                        + "address, needs both allowNonLoopback() (--allow-non-loopback) and a bearer token (--token)");
+            }
+            return loopback;
         }
 
         private static boolean isLoopback(String host) {

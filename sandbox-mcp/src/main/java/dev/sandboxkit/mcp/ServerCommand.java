@@ -6,6 +6,7 @@ import dev.sandboxkit.SandboxException;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.WarmPool;
+import dev.sandboxkit.mcp.internal.Sessions;
 import dev.sandboxkit.spi.SessionStore;
 import dev.sandboxkit.store.jdbc.JdbcSessionStore;
 import dev.sandboxkit.tools.SandboxTool;
@@ -251,6 +252,10 @@ final class ServerCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e);
         }
         shutdown.server = server;
+        // A signal ends the server in order (see Signals); the hook covers any other exit, without H2's guarantee.
+        if (!Signals.onTermination(shutdown)) {
+            log.debug("No signal handlers: SIGTERM shuts down from a JVM shutdown hook");
+        }
         Runtime.getRuntime().addShutdownHook(new Thread(shutdown, "sandbox-mcp-shutdown"));
         log.info("sandbox-mcp {} {}: driver {}, image {}, workspaces {}, store {}, fleet {}, idle TTL {}, tools {}{}",
                 SandboxMcpServer.version(), server.url() != null ? "listening on " + server.url() + " ("
@@ -296,6 +301,15 @@ final class ServerCommand implements Callable<Integer> {
                 || spec.commandLine().getParseResult().hasMatchedOption("--token-file"))) {
             throw new IllegalArgumentException("--token is an http option; stdio needs none (only the client that "
                     + "started the process can talk to it)");
+        }
+        // Checked here too, before anything starts: the server builder only sees them after the manager is up.
+        if (transport == Transport.http) {
+            SandboxMcpServer.Builder.checkBind(httpHost, allowNonLoopback, bearer != null);
+            if (bearer != null) {
+                SandboxMcpServer.Builder.checkToken(bearer);
+            }
+        } else if (sessionKey != null) {
+            Sessions.checkKey(sessionKey);
         }
         if (transport == Transport.http && sessionKey != null) {
             throw new IllegalArgumentException("--session-key is a stdio option; over http each client sends the "

@@ -3,6 +3,8 @@ package dev.sandboxkit.mcp.internal;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
 import org.eclipse.jetty.ee11.servlet.FilterHolder;
 import org.eclipse.jetty.ee11.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee11.servlet.ServletHolder;
@@ -13,6 +15,7 @@ import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
 
+import java.io.IOException;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Objects;
@@ -69,6 +72,7 @@ public final class HttpEndpoint implements AutoCloseable {
         ServletHolder holder = new ServletHolder(servlet);
         holder.setAsyncSupported(true);
         context.addServlet(holder, path);
+        context.addServlet(new ServletHolder(new NotFound()), "/"); // every other path, every method: 404
         context.setErrorHandler(new JsonErrorHandler(mapper));
         server.setErrorHandler(new JsonErrorHandler(mapper));
         server.setHandler(context);
@@ -80,6 +84,16 @@ public final class HttpEndpoint implements AutoCloseable {
             throw e;
         }
         return new HttpEndpoint(server, connector, path);
+    }
+
+    /** Answers 404 to everything but the MCP endpoint (Jetty's default answers 405 to a POST). */
+    private static final class NotFound extends HttpServlet {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected void service(HttpServletRequest req, HttpServletResponse res) throws IOException {
+            res.sendError(404);
+        }
     }
 
     /**

@@ -1,8 +1,6 @@
 package dev.sandboxkit.mcp.internal;
 
 import io.modelcontextprotocol.json.McpJsonMapper;
-import org.eclipse.jetty.http.HttpField;
-import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.server.Request;
@@ -15,8 +13,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 /**
- * Jetty's error pages (an unknown path, a body over the size limit, {@code sendError} from the servlet, a
- * malformed HTTP request) as JSON-RPC error bodies: the status's reason, never a stack trace, a servlet name or
+ * Jetty's error pages (an unknown path, a body over the size limit, {@code sendError} from the servlet) as
+ * JSON-RPC error bodies: the status's reason, never a stack trace, a servlet name or
  * the server's version.
  */
 final class JsonErrorHandler extends org.eclipse.jetty.ee11.servlet.ErrorHandler {
@@ -36,12 +34,6 @@ final class JsonErrorHandler extends org.eclipse.jetty.ee11.servlet.ErrorHandler
         response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json;charset=utf-8");
         response.write(true, ByteBuffer.wrap(body(code, message)), callback);
         return true;
-    }
-
-    @Override
-    public ByteBuffer badMessageError(int status, String reason, HttpFields.Mutable fields) {
-        fields.put(new HttpField(HttpHeader.CONTENT_TYPE, "application/json;charset=utf-8"));
-        return ByteBuffer.wrap(body(status, reason));
     }
 
     private byte[] body(int status, String message) {

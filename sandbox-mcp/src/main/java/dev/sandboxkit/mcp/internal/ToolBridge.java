@@ -56,10 +56,8 @@ public final class ToolBridge {
         List<SyncToolSpecification> specs = new ArrayList<>();
         for (ToolDefinition d : tools.definitions()) {
             boolean writes = d.tool().changesWorkspace();
-            McpSchema.Tool tool = McpSchema.Tool.builder()
-                    .name(d.name())
+            McpSchema.Tool tool = McpSchema.Tool.builder(d.name(), mapper, d.inputSchema())
                     .description(d.description())
-                    .inputSchema(mapper, d.inputSchema())
                     .annotations(McpSchema.ToolAnnotations.builder()
                             .readOnlyHint(!writes)
                             .destructiveHint(writes)

@@ -58,9 +58,7 @@ public final class WorkspaceResources {
      * @return the specification
      */
     public static SyncResourceTemplateSpecification template(SandboxTools tools, Sessions sessions) {
-        McpSchema.ResourceTemplate template = McpSchema.ResourceTemplate.builder()
-                .uriTemplate(TEMPLATE)
-                .name("workspace-file")
+        McpSchema.ResourceTemplate template = McpSchema.ResourceTemplate.builder(TEMPLATE, "workspace-file")
                 .title("Sandbox workspace file")
                 .description("A file (or directory listing) of this session's sandbox workspace, /workspace. "
                         + "sandbox://workspace/ is the workspace itself; paths are relative to it.")
@@ -137,7 +135,8 @@ public final class WorkspaceResources {
                 return text(uri, mime != null ? mime : "text/plain", text);
             }
             return new McpSchema.ReadResourceResult(List.of(new McpSchema.BlobResourceContents(uri,
-                    mime != null ? mime : "application/octet-stream", Base64.getEncoder().encodeToString(content))));
+                    mime != null ? mime : "application/octet-stream", Base64.getEncoder().encodeToString(content), null)),
+                    null);
         } catch (SandboxNotFoundException e) {
             throw McpError.RESOURCE_NOT_FOUND.apply(uri);
         } catch (SandboxFileException e) {
@@ -215,7 +214,7 @@ public final class WorkspaceResources {
     }
 
     private static McpSchema.ReadResourceResult text(String uri, String mime, String text) {
-        return new McpSchema.ReadResourceResult(List.of(new McpSchema.TextResourceContents(uri, mime, text)));
+        return new McpSchema.ReadResourceResult(List.of(new McpSchema.TextResourceContents(uri, mime, text, null)), null);
     }
 
     private static McpError invalid(String uri, String why) {
