@@ -175,6 +175,9 @@ class HttpIT {
         HttpResponse<String> unknownSession = post(url, rpc(5, "tools/list", Map.of()), Map.of("Mcp-Session-Id", "nope"));
         assertThat(unknownSession.statusCode()).isEqualTo(404);
         assertCleanError(unknownSession, -32603);
+        HttpResponse<String> badKey = post(url, initializeBody(), Map.of(HEADER, "k".repeat(300)));
+        assertThat(badKey.statusCode()).isEqualTo(400);
+        assertCleanError(badKey, -32000);
         HttpResponse<String> wrongPath = post(openServer.baseUrl + "/elsewhere", "{}", Map.of());
         assertThat(wrongPath.statusCode()).isEqualTo(404);
         assertCleanError(wrongPath, -32600);

@@ -16,7 +16,7 @@ import java.io.IOException;
 /**
  * Refuses requests before they reach the MCP servlet: a {@code Host} that is not loopback when bound to loopback
  * (421), an {@code Origin} that is not allowed (403; the SDK checks none by default), a missing or wrong bearer
- * token (401 with {@code WWW-Authenticate}). Each refusal is a JSON-RPC error body, as everything this server says.
+ * token (401 with {@code WWW-Authenticate}), a session key that is not one (400). Each refusal is a JSON-RPC error body, as everything this server says.
  */
 final class AccessFilter implements Filter {
     private static final Logger log = LoggerFactory.getLogger(AccessFilter.class);
@@ -48,6 +48,15 @@ final class AccessFilter implements Filter {
             res.setHeader("WWW-Authenticate", "Bearer realm=\"sandbox-mcp\"");
             refuse(req, res, 401, "Unauthorized: this server needs the header Authorization: Bearer <token>");
             return;
+        }
+        String key = req.getHeader(Sessions.SESSION_HEADER);
+        if (key != null) {
+            try {
+                Sessions.checkKey(key);
+            } catch (IllegalArgumentException e) {
+                refuse(req, res, 400, "Invalid " + Sessions.SESSION_HEADER + " header: " + e.getMessage());
+                return;
+            }
         }
         chain.doFilter(request, response);
     }

@@ -22,7 +22,13 @@ public record HttpAccess(String token, boolean loopbackHosts, List<String> allow
     public static final List<String> LOOPBACK_ORIGINS = List.of("http://localhost:*", "http://127.0.0.1:*",
             "http://[::1]:*", "https://localhost:*", "https://127.0.0.1:*", "https://[::1]:*");
 
-    /** Validates and copies. */
+    /**
+     * Validates and copies.
+     *
+     * @param token          the bearer token, or {@code null}
+     * @param loopbackHosts  whether {@code Host} must be loopback
+     * @param allowedOrigins the allowed browser origins
+     */
     public HttpAccess {
         if (token != null && token.isBlank()) {
             throw new IllegalArgumentException("token must not be blank");

@@ -46,7 +46,7 @@ public final class ObservedStdioProvider implements McpServerTransportProvider {
                 slot.cancel();
                 throw e;
             }
-            slot.open(session.getId());
+            slot.open(session.getId(), null);
             observed.sessionId = session.getId();
             return session;
         });

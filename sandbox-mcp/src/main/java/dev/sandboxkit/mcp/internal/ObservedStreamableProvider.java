@@ -45,7 +45,7 @@ public final class ObservedStreamableProvider implements McpStreamableServerTran
             try {
                 slot = sessions.reserve();
             } catch (Sessions.SessionLimitException e) {
-                HttpRefusal.note(e.getMessage()); // runs on the request's thread: the error filter answers 503
+                RequestScope.refused(e.getMessage()); // runs on the request's thread: the error filter answers 503
                 throw e;
             }
             McpStreamableServerSession.McpStreamableServerSessionInit init;
@@ -56,7 +56,7 @@ public final class ObservedStreamableProvider implements McpStreamableServerTran
                 throw e;
             }
             String id = init.session().getId();
-            slot.open(id);
+            slot.open(id, RequestScope.sessionKey()); // bound to the initialize request's key, if it sent one
             return new McpStreamableServerSession.McpStreamableServerSessionInit(
                     new ObservedSession(init.session(), () -> sessions.closed(id)), init.initResult());
         });

@@ -15,9 +15,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Which sandbox session each MCP session works in, how many MCP sessions are open, and what happens to a
  * sandbox when its MCP session closes.
  *
- * <p><b>Conversations.</b> A session key (the stdio {@code --session-key}, or the first
- * {@value #SESSION_HEADER} header an HTTP session sends with a tool call or a resource read) names the
- * conversation {@code k.<key>}: any later MCP session with the same key reattaches to the same workspace, across
+ * <p><b>Conversations.</b> A session key (the stdio {@code --session-key}, or the {@value #SESSION_HEADER} header
+ * of an HTTP session's {@code initialize}, else of its first tool call or resource read) names the conversation
+ * {@code k.<key>}: any later MCP session with the same key reattaches to the same workspace, across
  * reconnects and server restarts. Without a key the conversation is {@code s.<MCP session id>}: nobody can ever
  * reattach to it.
  *
@@ -85,7 +85,7 @@ public final class Sessions {
     /**
      * Takes a place for a new MCP session, before the SDK creates it.
      *
-     * @return the place; {@link Slot#open(String)} or {@link Slot#cancel()} it
+     * @return the place; {@link Slot#open(String, String)} or {@link Slot#cancel()} it
      * @throws SessionLimitException if {@code maxSessions} are open already, or the server is closing
      */
     public Slot reserve() {
@@ -133,10 +133,10 @@ public final class Sessions {
                 String bound = fixedKey != null ? fixedKey : key;
                 if (bound != null) {
                     checkKeyForClient(bound);
+                    e.bind(bound);
+                } else {
+                    e.conversation = "s." + mcpSessionId;
                 }
-                e.keyed = bound != null;
-                e.key = bound;
-                e.conversation = bound != null ? "k." + bound : "s." + mcpSessionId;
             } else if (key != null && !key.equals(e.key)) {
                 throw new KeyMismatchException(e.key == null
                         ? "This MCP session already works in a workspace of its own; the " + SESSION_HEADER
@@ -234,13 +234,19 @@ public final class Sessions {
          * Records the session the SDK created in this place.
          *
          * @param mcpSessionId its id
+         * @param key          the session key it starts with (checked), or {@code null} to decide on its first call
          */
-        public synchronized void open(String mcpSessionId) {
+        public synchronized void open(String mcpSessionId, String key) {
             if (done) {
                 throw new IllegalStateException("slot already used");
             }
             done = true;
-            if (open.putIfAbsent(mcpSessionId, new Entry(mcpSessionId)) != null) {
+            Entry e = new Entry(mcpSessionId);
+            String bound = fixedKey != null ? fixedKey : key == null || key.isEmpty() ? null : key;
+            if (bound != null) {
+                e.bind(bound);
+            }
+            if (open.putIfAbsent(mcpSessionId, e) != null) {
                 reserved.decrementAndGet();
                 throw new IllegalStateException("MCP session " + mcpSessionId + " is open already");
             }
@@ -286,6 +292,12 @@ public final class Sessions {
 
         Entry(String mcpSessionId) {
             this.mcpSessionId = mcpSessionId;
+        }
+
+        void bind(String sessionKey) {
+            key = sessionKey;
+            keyed = true;
+            conversation = "k." + sessionKey;
         }
     }
 

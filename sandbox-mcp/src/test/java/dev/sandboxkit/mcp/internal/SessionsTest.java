@@ -43,7 +43,7 @@ class SessionsTest {
     }
 
     private static void open(Sessions s, String id) {
-        s.reserve().open(id);
+        s.reserve().open(id, null);
     }
 
     private Optional<SessionInfo> info(String conversation) {
@@ -83,6 +83,19 @@ class SessionsTest {
         assertThatThrownBy(() -> s.enter("keyed2", "x".repeat(300))).isInstanceOf(McpError.class);
         open(s, "keyed2");
         assertThatThrownBy(() -> s.enter("keyed2", "x".repeat(300))).isInstanceOf(McpError.class);
+    }
+
+    @Test
+    void aKeyGivenWhenTheSessionOpensBindsIt() {
+        Sessions s = new Sessions(tools(), 2, null);
+        s.reserve().open("h", "from-initialize");
+        assertThat(enter(s, "h", null)).isEqualTo("k.from-initialize");
+        assertThat(enter(s, "h", "from-initialize")).isEqualTo("k.from-initialize");
+        assertThatThrownBy(() -> s.enter("h", "another")).isInstanceOf(Sessions.KeyMismatchException.class);
+        Sessions.Slot slot = s.reserve();
+        slot.open("i", "");
+        assertThatThrownBy(() -> slot.open("j", null)).isInstanceOf(IllegalStateException.class);
+        assertThat(enter(s, "i", null)).isEqualTo("s.i");
     }
 
     @Test
