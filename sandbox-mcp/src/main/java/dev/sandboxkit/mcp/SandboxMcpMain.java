@@ -56,6 +56,12 @@ public final class SandboxMcpMain {
         CommandLine cmd = new CommandLine(new ServerCommand(stdin, protocol));
         cmd.setDefaultValueProvider(new ServerCommand.EnvDefaults(env));
         cmd.setCaseInsensitiveEnumValuesAllowed(true);
+        // A configuration error says what is wrong, not the whole usage.
+        cmd.setParameterExceptionHandler((e, args) -> {
+            e.getCommandLine().getErr().println("sandbox-mcp: " + e.getMessage());
+            e.getCommandLine().getErr().println("Run sandbox-mcp --help for the options.");
+            return 2;
+        });
         cmd.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
             System.err.println("sandbox-mcp failed: " + e);
             e.printStackTrace(System.err);

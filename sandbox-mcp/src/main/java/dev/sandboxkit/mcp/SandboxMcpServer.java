@@ -437,8 +437,10 @@ public final class SandboxMcpServer implements AutoCloseable {
                                 : McpTransportContext.create(Map.of(Sessions.KEY_CONTEXT, key));
                     })
                     .build();
+            // Tool calls block (a command may run for minutes): on HTTP they run on the request's own Jetty thread
+            // (up to 200) instead of the SDK's shared pool of ten per core, where long calls would queue up others.
             McpSyncServer server = configure(McpServer.sync(new ObservedStreamableProvider(servlet, sessions)), mapper,
-                    sessions).build();
+                    sessions).immediateExecution(true).build();
             HttpAccess access = new HttpAccess(token, loopback, origins == null ? HttpAccess.LOOPBACK_ORIGINS : origins);
             Duration idle = keepAlive == null ? DEFAULT_KEEP_ALIVE : keepAlive;
             try {

@@ -30,6 +30,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
@@ -38,6 +39,7 @@ import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 
 /**
@@ -230,6 +232,9 @@ final class ServerCommand implements Callable<Integer> {
             setup = setup();
         } catch (IllegalArgumentException | SandboxConfigurationException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e);
+        } catch (SandboxException e) {
+            log.error("sandbox-mcp cannot start: {}", e.getMessage()); // the store cannot be opened
+            return 1;
         }
         SandboxManager manager;
         try {
@@ -270,10 +275,9 @@ final class ServerCommand implements Callable<Integer> {
     }
 
     /** Everything derived from the options, checked, before anything starts. */
-    record Setup(SandboxManager.Builder managerBuilder, java.util.function.Function<SandboxManager, SandboxTools.Builder>
-            toolsBuilder, java.util.function.Function<SandboxTools, SandboxMcpServer.Builder> serverBuilder,
-                 SessionStore store, String storeName, Path root, String fleet, Duration idle, String toolList,
-                 String token) {
+    record Setup(SandboxManager.Builder managerBuilder, Function<SandboxManager, SandboxTools.Builder> toolsBuilder,
+                 Function<SandboxTools, SandboxMcpServer.Builder> serverBuilder, SessionStore store, String storeName,
+                 Path root, String fleet, Duration idle, String toolList, String token) {
     }
 
     Setup setup() throws IOException {
@@ -331,7 +335,7 @@ final class ServerCommand implements Callable<Integer> {
             for (String name : toolNames) {
                 String n = name.trim();
                 allowed.add(SandboxTool.byName(n).orElseThrow(() -> new IllegalArgumentException("--tools: no tool "
-                        + "named '" + n + "'; the tools are " + java.util.Arrays.stream(SandboxTool.values())
+                        + "named '" + n + "'; the tools are " + Arrays.stream(SandboxTool.values())
                         .map(SandboxTool::toolName).collect(Collectors.joining(", ")))));
             }
         }
@@ -365,7 +369,7 @@ final class ServerCommand implements Callable<Integer> {
         }
 
         SandboxTool[] toolArray = allowed.toArray(new SandboxTool[0]);
-        java.util.function.Function<SandboxManager, SandboxTools.Builder> tb = m -> {
+        Function<SandboxManager, SandboxTools.Builder> tb = m -> {
             // mcp-k.<key> for keyed sessions, mcp-s.<MCP session id> for the others (see Sessions).
             SandboxTools.Builder b = SandboxTools.builder(m).spec(sandboxSpec).resolver(SessionResolver.prefixed("mcp-"));
             if (toolArray.length > 0) {
@@ -377,7 +381,7 @@ final class ServerCommand implements Callable<Integer> {
             return b;
         };
         String finalBearer = bearer;
-        java.util.function.Function<SandboxTools, SandboxMcpServer.Builder> sb = t -> {
+        Function<SandboxTools, SandboxMcpServer.Builder> sb = t -> {
             SandboxMcpServer.Builder b = SandboxMcpServer.builder(t).maxMessageBytes((int) maxBytes);
             if (noResources) {
                 b.noResources();

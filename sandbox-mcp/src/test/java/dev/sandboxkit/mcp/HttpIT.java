@@ -96,8 +96,8 @@ class HttpIT {
         } finally {
             Servers.killLeftovers();
         }
-        awaitNoContainers(open.fleet(), null, Duration.ofSeconds(30));
-        awaitNoContainers(locked.fleet(), null, Duration.ofSeconds(30));
+        Servers.assertNoContainersLeft(open.fleet());
+        Servers.assertNoContainersLeft(locked.fleet());
         // Only keyed workspaces are kept; every unkeyed one went with its session (closed, swept or shut down).
         assertThat(open.workdirs()).containsExactlyInAnyOrder("mcp-k.reap", "mcp-k.reattach", "mcp-k.other");
         assertThat(locked.workdirs()).isEmpty();

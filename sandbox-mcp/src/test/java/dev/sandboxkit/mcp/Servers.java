@@ -297,10 +297,37 @@ final class Servers {
         }
     }
 
-    /** Kills every server process this JVM started that is still alive (a failed test's). */
+    /** Stops every server process this JVM started that is still alive (a failed test's): SIGTERM, then SIGKILL. */
     static void killLeftovers() {
-        ProcessHandle.current().descendants().filter(p -> p.info().command().map(c -> c.endsWith("java")).orElse(false))
-                .forEach(ProcessHandle::destroyForcibly);
+        List<ProcessHandle> left = ProcessHandle.current().descendants()
+                .filter(p -> p.info().command().map(c -> c.endsWith("java")).orElse(false)).toList();
+        left.forEach(ProcessHandle::destroy);
+        for (ProcessHandle p : left) {
+            try {
+                p.onExit().get(20, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                p.destroyForcibly();
+            }
+        }
+    }
+
+    /**
+     * Fails if containers of the fleet are still there after a grace period, removing them first so that a failed
+     * run leaves nothing behind on the engine.
+     */
+    static void assertNoContainersLeft(String fleet) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        List<String> left = containers(fleet, null);
+        while (!left.isEmpty() && System.nanoTime() < deadline) {
+            sleep(250);
+            left = containers(fleet, null);
+        }
+        if (!left.isEmpty()) {
+            List<String> rm = new ArrayList<>(List.of(docker(), "rm", "-f"));
+            rm.addAll(left);
+            exec(rm);
+            fail("containers of fleet " + fleet + " left behind (now removed): " + left);
+        }
     }
 
     static Path log(String name) {

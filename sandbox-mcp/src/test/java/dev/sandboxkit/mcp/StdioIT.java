@@ -60,7 +60,7 @@ class StdioIT {
     static void nothingLeaks() {
         Servers.killLeftovers();
         for (Installation i : USED) {
-            awaitNoContainers(i.fleet(), null, Duration.ofSeconds(30));
+            Servers.assertNoContainersLeft(i.fleet());
         }
     }
 
