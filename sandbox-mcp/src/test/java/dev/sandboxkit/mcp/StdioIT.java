@@ -1,0 +1,330 @@
+package dev.sandboxkit.mcp;
+
+import dev.sandboxkit.mcp.Servers.Installation;
+import dev.sandboxkit.testkit.SandboxTest;
+import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.json.McpJsonDefaults;
+import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.spec.McpSchema;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import static dev.sandboxkit.mcp.Servers.awaitExit;
+import static dev.sandboxkit.mcp.Servers.awaitNoContainers;
+import static dev.sandboxkit.mcp.Servers.call;
+import static dev.sandboxkit.mcp.Servers.containers;
+import static dev.sandboxkit.mcp.Servers.run;
+import static dev.sandboxkit.mcp.Servers.serverProcess;
+import static dev.sandboxkit.mcp.Servers.stdioClient;
+import static dev.sandboxkit.mcp.Servers.text;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The packaged jar on stdio, started by the SDK's own {@code McpClient} as a child process, on the real engine.
+ * {@code @SandboxTest} makes a missing engine fail these tests (never skip them) on CI.
+ */
+@SandboxTest(driver = "docker")
+class StdioIT {
+    private static final List<String> TOOLS = List.of("run_command", "read_file", "write_file", "edit_file",
+            "list_files", "search_files");
+    private static final McpJsonMapper JSON = McpJsonDefaults.getMapper();
+    private static final List<Installation> USED = new CopyOnWriteArrayList<>();
+
+    @TempDir
+    static Path base;
+
+    @BeforeAll
+    static void imageExists() {
+        Servers.requireImage();
+    }
+
+    @AfterAll
+    static void nothingLeaks() {
+        Servers.killLeftovers();
+        for (Installation i : USED) {
+            Servers.assertNoContainersLeft(i.fleet());
+        }
+    }
+
+    private static Installation installation(String name) {
+        Installation i = Installation.create(base, name);
+        USED.add(i);
+        return i;
+    }
+
+    @Test
+    void twoClientsGetTwoWorkspacesAndAnIdleReapIsInvisible() {
+        Installation inst = installation("stdio-two");
+        CompletableFuture<McpSyncClient> keyedStart = CompletableFuture.supplyAsync(() -> stdioClient(
+                inst.command("alpha", "--session-key", "alpha", "--idle-ttl", "2s"), "stdio-alpha"));
+        CompletableFuture<McpSyncClient> unkeyedStart = CompletableFuture.supplyAsync(() -> stdioClient(
+                inst.command("unkeyed", "--idle-ttl", "2s"), "stdio-unkeyed"));
+        McpSyncClient alpha = keyedStart.join();
+        McpSyncClient unkeyed = unkeyedStart.join();
+        try {
+            List<McpSchema.Tool> tools = alpha.listTools().tools();
+            assertThat(tools).extracting(McpSchema.Tool::name).containsExactlyElementsOf(TOOLS);
+            assertThat(tools.get(0).inputSchema().toString()).contains("command");
+            assertThat(alpha.getServerInstructions()).contains("/workspace");
+
+            assertThat(run(alpha, "echo written-by-alpha > note.txt")).contains("Exit code: 0");
+            assertThat(run(alpha, "cat note.txt")).contains("Exit code: 0").contains("written-by-alpha");
+            assertThat(text(call(alpha, "read_file", Map.of("path", "note.txt")))).contains("written-by-alpha");
+            McpSchema.ReadResourceResult resource = alpha.readResource(
+                    new McpSchema.ReadResourceRequest("sandbox://workspace/note.txt", null));
+            assertThat(((McpSchema.TextResourceContents) resource.contents().get(0)).text())
+                    .isEqualTo("written-by-alpha\n");
+
+            // The other client's workspace is its own: no note.txt there, and its files do not show up in alpha's.
+            assertThat(run(unkeyed, "cat note.txt")).contains("Exit code: 1");
+            assertThat(run(unkeyed, "echo mine > mine.txt && ls")).contains("mine.txt");
+            assertThat(run(alpha, "ls")).contains("note.txt").doesNotContain("mine.txt");
+            assertThat(inst.workdirs()).hasSize(2).contains("mcp-k.alpha");
+
+            // Idle for the 2 s TTL: the container is reaped, the files stay, and the next call resumes transparently.
+            awaitNoContainers(inst.fleet(), "mcp-k.alpha", Duration.ofSeconds(30));
+            assertThat(run(alpha, "cat note.txt")).contains("Exit code: 0").contains("written-by-alpha");
+            assertThat(containers(inst.fleet(), "mcp-k.alpha")).hasSize(1);
+
+            // The unkeyed client goes away: nobody can reattach to its workspace, so it is destroyed with its files.
+            ProcessHandle unkeyedServer = serverProcess("unkeyed");
+            unkeyed.closeGracefully();
+            awaitExit(unkeyedServer, Duration.ofSeconds(30));
+            assertThat(inst.workdirs()).containsExactly("mcp-k.alpha");
+
+            ProcessHandle alphaServer = serverProcess("alpha");
+            alpha.closeGracefully();
+            awaitExit(alphaServer, Duration.ofSeconds(30));
+            assertThat(containers(inst.fleet(), null)).isEmpty();
+            assertThat(inst.workdirs()).containsExactly("mcp-k.alpha"); // kept for the next reattach
+        } finally {
+            alpha.close();
+            unkeyed.close();
+        }
+    }
+
+    @Test
+    void killedAndStartedAgainWithTheSameKeyTheServerResumesTheWorkspace() {
+        Installation inst = installation("stdio-restart");
+        String[] opts = {"--session-key", "gamma", "--lease", "2s"};
+        McpSyncClient first = stdioClient(inst.command("restart-1", opts), "stdio-restart-1");
+        List<String> crashed;
+        try {
+            assertThat(run(first, "echo before-the-crash > state.txt")).contains("Exit code: 0");
+            crashed = containers(inst.fleet(), "mcp-k.gamma");
+            assertThat(crashed).hasSize(1);
+            ProcessHandle server = serverProcess("restart-1");
+            server.destroyForcibly(); // kill -9: no shutdown at all, the container is left running
+            awaitExit(server, Duration.ofSeconds(20));
+        } finally {
+            first.close();
+        }
+        assertThat(containers(inst.fleet(), "mcp-k.gamma")).as("the crashed server's container").isEqualTo(crashed);
+
+        McpSyncClient second = stdioClient(inst.command("restart-2", opts), "stdio-restart-2");
+        try {
+            // The crashed server's hold lapses after its 2 s lease; until then a call says so, retryable.
+            String out = null;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(40);
+            while (out == null) {
+                McpSchema.CallToolResult r = call(second, "run_command", Map.of("command", "cat state.txt"));
+                if (!Boolean.TRUE.equals(r.isError())) {
+                    out = text(r);
+                } else {
+                    assertThat(r.meta()).as(text(r)).containsEntry("dev.sandboxkit/retryable", true);
+                    assertThat(System.nanoTime()).as("takeover after the lease: " + text(r)).isLessThan(deadline);
+                    Servers.sleep(500);
+                }
+            }
+            assertThat(out).contains("Exit code: 0").contains("before-the-crash");
+            assertThat(containers(inst.fleet(), "mcp-k.gamma")).as("taken over: the old container removed")
+                    .hasSize(1).doesNotContainAnyElementsOf(crashed);
+            ProcessHandle server = serverProcess("restart-2");
+            second.closeGracefully(); // stdin closed, then SIGTERM: an orderly shutdown
+            awaitExit(server, Duration.ofSeconds(30));
+        } finally {
+            second.close();
+        }
+        // The orderly shutdown removed its container and kept the files (HttpIT restarts after an orderly shutdown).
+        assertThat(containers(inst.fleet(), null)).isEmpty();
+        assertThat(inst.workdirs()).containsExactly("mcp-k.gamma");
+    }
+
+    @Test
+    void badInputGetsErrorsAndTheServerCarriesOnUntilTheClientLeavesMidCall() throws Exception {
+        Installation inst = installation("stdio-raw");
+        Path log = Servers.log("stdio-raw");
+        Process p = new ProcessBuilder(inst.command("raw"))
+                .redirectError(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+        Raw io = new Raw(p);
+        try {
+            io.send(Map.of("jsonrpc", "2.0", "id", 1, "method", "initialize", "params", Map.of(
+                    "protocolVersion", "2025-06-18", "capabilities", Map.of(),
+                    "clientInfo", Map.of("name", "raw", "version", "1"))));
+            assertThat(io.response(1)).containsKey("result");
+            io.send(Map.of("jsonrpc", "2.0", "method", "notifications/initialized"));
+
+            // Malformed JSON-RPC: each line gets its own error; blank lines are skipped (the SDK would end the session).
+            io.line("{not json");
+            assertThat(io.error(null)).containsEntry("code", -32700);
+            io.line("");
+            io.line("   ");
+            io.line("{\"hello\":1}");
+            assertThat(io.error(null)).containsEntry("code", -32600);
+            io.line("[{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}]");
+            assertThat(io.error(null)).containsEntry("code", -32600);
+            io.send(Map.of("jsonrpc", "2.0", "id", 10, "method", "no/such/method"));
+            assertThat(io.error(10)).containsEntry("code", -32601);
+
+            // Unknown tool: a protocol error. Arguments against the schema: a tool error, before any sandbox work.
+            io.send(toolCall(11, "no_such_tool", Map.of()));
+            assertThat(io.error(11)).containsEntry("code", -32602);
+            io.send(toolCall(12, "read_file", Map.of("path", 7)));
+            assertThat(io.result(12)).containsEntry("isError", true).extractingByKey("content").asString()
+                    .contains("validation failed");
+            io.send(toolCall(13, "run_command", Map.of("command", "true", "bogus", 1)));
+            assertThat(io.result(13)).containsEntry("isError", true).extractingByKey("content").asString()
+                    .contains("bogus");
+
+            // A 100 MiB argument (over the 16 MiB message limit): an error for that request, streamed past, not held.
+            io.hugeWrite(14, 100 * 1024 * 1024);
+            assertThat(io.error(14)).containsEntry("code", -32600).extractingByKey("message").asString()
+                    .contains("Request too large");
+
+            io.send(toolCall(15, "run_command", Map.of("command", "echo still-alive")));
+            assertThat(io.result(15).toString()).contains("still-alive");
+            assertThat(inst.workdirs()).hasSize(1);
+
+            // The client leaves in the middle of a long call: the process ends promptly and cleans up after itself.
+            io.send(toolCall(16, "run_command", Map.of("command", "sleep 60", "timeout_seconds", 120)));
+            Servers.sleep(1500);
+            long left = System.nanoTime();
+            p.getOutputStream().close();
+            assertThat(p.waitFor(30, TimeUnit.SECONDS)).as("the server exits after its client left").isTrue();
+            assertThat(Duration.ofNanos(System.nanoTime() - left)).isLessThan(Duration.ofSeconds(30));
+            assertThat(p.exitValue()).isZero();
+            io.readerDone();
+            assertThat(io.notJson).as("stdout carries only JSON-RPC").isEmpty();
+            assertThat(containers(inst.fleet(), null)).isEmpty();
+            assertThat(inst.workdirs()).as("the unkeyed workspace is deleted with its session").isEmpty();
+        } finally {
+            p.destroyForcibly();
+        }
+    }
+
+    private static Map<String, Object> toolCall(int id, String name, Map<String, Object> args) {
+        return Map.of("jsonrpc", "2.0", "id", id, "method", "tools/call",
+                "params", Map.of("name", name, "arguments", args));
+    }
+
+    /** A raw stdio client: writes lines, reads every stdout line as JSON. */
+    private static final class Raw {
+        final Process process;
+        final OutputStream in;
+        final BlockingQueue<Map<String, Object>> messages = new LinkedBlockingQueue<>();
+        final List<String> notJson = new CopyOnWriteArrayList<>();
+        final Thread reader;
+        final List<Map<String, Object>> seen = new ArrayList<>();
+
+        Raw(Process process) {
+            this.process = process;
+            this.in = process.getOutputStream();
+            this.reader = new Thread(this::read, "raw-stdio-reader");
+            reader.setDaemon(true);
+            reader.start();
+        }
+
+        private void read() {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(),
+                    StandardCharsets.UTF_8))) {
+                for (String line; (line = r.readLine()) != null; ) {
+                    try {
+                        @SuppressWarnings("unchecked")
+                        Map<String, Object> m = JSON.readValue(line, Map.class);
+                        messages.add(m);
+                    } catch (IOException | RuntimeException e) {
+                        notJson.add(line);
+                    }
+                }
+            } catch (IOException ignored) {
+                // the process ended
+            }
+        }
+
+        void readerDone() throws InterruptedException {
+            reader.join(10_000);
+        }
+
+        void send(Map<String, Object> message) throws IOException {
+            line(JSON.writeValueAsString(message));
+        }
+
+        void line(String line) throws IOException {
+            in.write((line + "\n").getBytes(StandardCharsets.UTF_8));
+            in.flush();
+        }
+
+        /** Writes a write_file call whose content has this many bytes, in chunks. */
+        void hugeWrite(int id, int bytes) throws IOException {
+            in.write(("{\"jsonrpc\":\"2.0\",\"id\":" + id + ",\"method\":\"tools/call\",\"params\":{\"name\":"
+                    + "\"write_file\",\"arguments\":{\"path\":\"big.txt\",\"content\":\"").getBytes(StandardCharsets.UTF_8));
+            byte[] chunk = "x".repeat(1 << 20).getBytes(StandardCharsets.US_ASCII);
+            for (int written = 0; written < bytes; written += chunk.length) {
+                in.write(chunk);
+            }
+            in.write("\"}}}\n".getBytes(StandardCharsets.UTF_8));
+            in.flush();
+        }
+
+        /** The next message answering this id ({@code null}: an error without id). */
+        Map<String, Object> response(Object id) throws InterruptedException {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (true) {
+                for (Map<String, Object> m : seen) {
+                    if (java.util.Objects.equals(m.get("id"), id)) {
+                        seen.remove(m);
+                        return m;
+                    }
+                }
+                long left = deadline - System.nanoTime();
+                Map<String, Object> m = messages.poll(Math.max(0, left), TimeUnit.NANOSECONDS);
+                if (m == null) {
+                    throw new AssertionError("no response with id " + id + "; other messages: " + seen);
+                }
+                seen.add(m);
+            }
+        }
+
+        @SuppressWarnings("unchecked")
+        Map<String, Object> error(Object id) throws InterruptedException {
+            Map<String, Object> m = response(id);
+            assertThat(m).as("an error response").containsKey("error");
+            return (Map<String, Object>) m.get("error");
+        }
+
+        @SuppressWarnings("unchecked")
+        Map<String, Object> result(Object id) throws InterruptedException {
+            Map<String, Object> m = response(id);
+            assertThat(m).as("a result").containsKey("result");
+            return (Map<String, Object>) m.get("result");
+        }
+    }
+}
