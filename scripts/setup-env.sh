@@ -10,12 +10,29 @@ log() { printf '[setup] %s\n' "$*"; }
 need_pkgs=()
 command -v dockerd >/dev/null 2>&1 || need_pkgs+=(docker.io)
 dpkg -s busybox-static >/dev/null 2>&1 || need_pkgs+=(busybox-static)   # static: it runs in a FROM-scratch image
+command -v runsc >/dev/null 2>&1 || need_pkgs+=(runsc)                   # gVisor, a second wall (tests run on it too)
 if [ "${#need_pkgs[@]}" -gt 0 ]; then
   log "installing ${need_pkgs[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
 fi
+
+# gVisor's runsc as a Docker runtime. --network=none: with dockerd's --bridge=none every runsc start fails with
+# "cannot run with network enabled in root network namespace" otherwise. Merged into an existing daemon.json.
+register_runsc() {
+  python3 - <<'PY'
+import json, os
+p = "/etc/docker/daemon.json"
+cfg = json.load(open(p)) if os.path.exists(p) and os.path.getsize(p) > 0 else {}
+want = {"path": "/usr/bin/runsc", "runtimeArgs": ["--network=none"]}
+if cfg.get("runtimes", {}).get("runsc") != want:
+    cfg.setdefault("runtimes", {})["runsc"] = want
+    os.makedirs("/etc/docker", exist_ok=True)
+    json.dump(cfg, open(p, "w"), indent=2)
+PY
+}
+register_runsc
 
 docker_cli=/usr/bin/docker
 [ -x "$docker_cli" ] || docker_cli=docker
@@ -28,7 +45,15 @@ if ! "$docker_cli" version >/dev/null 2>&1; then
   done
   "$docker_cli" version >/dev/null 2>&1 || { log "dockerd did not come up; see /var/log/dockerd.log"; tail -20 /var/log/dockerd.log; exit 1; }
 fi
-log "docker engine $("$docker_cli" version --format '{{.Server.Version}}') is up"
+if ! "$docker_cli" info --format '{{range $k, $v := .Runtimes}}{{$k}} {{end}}' | grep -qw runsc; then
+  log "reloading dockerd so that it sees the runsc runtime"
+  kill -HUP "$(pidof dockerd)"
+  for _ in $(seq 1 40); do
+    "$docker_cli" info --format '{{range $k, $v := .Runtimes}}{{$k}} {{end}}' | grep -qw runsc && break
+    sleep 0.25
+  done
+fi
+log "docker engine $("$docker_cli" version --format '{{.Server.Version}}') is up, runtimes: $("$docker_cli" info --format '{{range $k, $v := .Runtimes}}{{$k}} {{end}}')"
 
 DOCKER="$docker_cli" "$here/build-test-images.sh"
 

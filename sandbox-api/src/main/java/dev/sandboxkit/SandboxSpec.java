@@ -44,13 +44,14 @@ public final class SandboxSpec {
     private final @Nullable Proxy proxy;
     private final @Nullable String extraCaCertificates;
     private final ExecMode execMode;
+    private final @Nullable String runtime;
 
     private SandboxSpec(@Nullable String image, Map<String, String> env, @Nullable String user, String network,
                         long memoryBytes, double cpus, long pidsLimit, long tmpSizeBytes, boolean dropAllCapabilities,
                         Set<String> addCapabilities, boolean noNewPrivileges, boolean readOnlyRootFilesystem, boolean init,
                         PullPolicy pullPolicy, Map<String, String> labels, boolean ephemeral,
                         @Nullable Duration maxLifetime, @Nullable ExecRequest postCreate, @Nullable Proxy proxy,
-                        @Nullable String extraCaCertificates, ExecMode execMode) {
+                        @Nullable String extraCaCertificates, ExecMode execMode, @Nullable String runtime) {
         if (image == null || image.isBlank()) {
             throw new IllegalArgumentException("image is required");
         }
@@ -86,6 +87,10 @@ public final class SandboxSpec {
             throw new IllegalArgumentException("extraCaCertificates must be PEM (-----BEGIN CERTIFICATE-----)");
         }
         Objects.requireNonNull(execMode, "execMode");
+        if (runtime != null && !RUNTIME.matcher(runtime).matches()) {
+            throw new IllegalArgumentException("runtime must be a runtime name such as runsc ([A-Za-z0-9][A-Za-z0-9._-]*, "
+                    + "at most 63 characters), got: " + quoted(runtime));
+        }
         this.image = image;
         this.env = env;
         this.user = user;
@@ -107,6 +112,7 @@ public final class SandboxSpec {
         this.proxy = proxy;
         this.extraCaCertificates = extraCaCertificates;
         this.execMode = execMode;
+        this.runtime = runtime;
     }
 
     /**
@@ -315,6 +321,17 @@ public final class SandboxSpec {
         return execMode;
     }
 
+    /**
+     * The container runtime to run the sandbox under, for a second wall around model-written code: {@code runsc}
+     * (gVisor) or {@code kata} on Docker (the engine's {@code --runtime}), a RuntimeClass name on Kubernetes
+     * ({@code runtimeClassName}). {@code null} (the default) is the engine's default runtime (runc).
+     *
+     * @return the runtime name, or {@code null} for the engine's default
+     */
+    public @Nullable String runtime() {
+        return runtime;
+    }
+
     @Override
     public boolean equals(Object other) {
         return this == other || (other instanceof SandboxSpec o
@@ -328,14 +345,14 @@ public final class SandboxSpec {
                 ephemeral == o.ephemeral && Objects.equals(maxLifetime, o.maxLifetime) &&
                 Objects.equals(postCreate, o.postCreate) && Objects.equals(proxy, o.proxy) &&
                 Objects.equals(extraCaCertificates, o.extraCaCertificates) &&
-                Objects.equals(execMode, o.execMode));
+                Objects.equals(execMode, o.execMode) && Objects.equals(runtime, o.runtime));
     }
 
     @Override
     public int hashCode() {
         return Objects.hash(image, env, user, network, memoryBytes, cpus, pidsLimit, tmpSizeBytes, dropAllCapabilities,
                 addCapabilities, noNewPrivileges, readOnlyRootFilesystem, init, pullPolicy, labels, ephemeral,
-                maxLifetime, postCreate, proxy, extraCaCertificates, execMode);
+                maxLifetime, postCreate, proxy, extraCaCertificates, execMode, runtime);
     }
 
     @Override
@@ -347,7 +364,7 @@ public final class SandboxSpec {
                 ", readOnlyRootFilesystem=" + readOnlyRootFilesystem + ", init=" + init +
                 ", pullPolicy=" + pullPolicy + ", labels=" + labels + ", ephemeral=" + ephemeral +
                 ", maxLifetime=" + maxLifetime + ", postCreate=" + postCreate + ", proxy=" + proxy +
-                ", extraCaCertificates=" + extraCaCertificates + ", execMode=" + execMode + "]";
+                ", extraCaCertificates=" + extraCaCertificates + ", execMode=" + execMode + ", runtime=" + runtime + "]";
     }
 
 
@@ -434,6 +451,7 @@ public final class SandboxSpec {
     private static final int MAX_IMAGE_NAME_LENGTH = 255;
     /** The Docker / OCI distribution reference grammar: {@code [registry[:port]/]path[:tag][@digest]}. */
     private static final Pattern IMAGE_REFERENCE;
+    private static final Pattern RUNTIME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,62}");
 
     static {
         String alphanumeric = "[a-z0-9]+";
@@ -517,6 +535,7 @@ public final class SandboxSpec {
         private @Nullable Proxy proxy;
         private @Nullable String extraCaCertificates;
         private ExecMode execMode = ExecMode.AUTO;
+        private @Nullable String runtime;
 
         private Builder() {
         }
@@ -543,6 +562,7 @@ public final class SandboxSpec {
             proxy = s.proxy;
             extraCaCertificates = s.extraCaCertificates;
             execMode = s.execMode;
+            runtime = s.runtime;
         }
 
         /**
@@ -802,6 +822,20 @@ public final class SandboxSpec {
         }
 
         /**
+         * Runs the sandbox under another container runtime, such as {@code runsc} (gVisor) for a user-space
+         * kernel between the model's code and the host's. The engine must know it (Docker: {@code runtimes} in
+         * {@code daemon.json}; Kubernetes: a RuntimeClass); an unknown one fails the acquire with the names the
+         * engine offers.
+         *
+         * @param name the runtime, or {@code null} for the engine's default
+         * @return this builder
+         */
+        public Builder runtime(@Nullable String name) {
+            this.runtime = name;
+            return this;
+        }
+
+        /**
          * Builds the spec.
          *
          * @return the immutable spec
@@ -810,7 +844,8 @@ public final class SandboxSpec {
         public SandboxSpec build() {
             return new SandboxSpec(image, env, user, network, memoryBytes, cpus, pidsLimit, tmpSizeBytes,
                     dropAllCapabilities, addCapabilities, noNewPrivileges, readOnlyRootFilesystem, init,
-                    pullPolicy, labels, ephemeral, maxLifetime, postCreate, proxy, extraCaCertificates, execMode);
+                    pullPolicy, labels, ephemeral, maxLifetime, postCreate, proxy, extraCaCertificates, execMode,
+                    runtime);
         }
     }
 }

@@ -100,6 +100,9 @@ final class SpecCodec {
             // Only when set: specs encoded before the option existed keep their fingerprint.
             kv.put("execMode", s.execMode().name());
         }
+        if (s.runtime() != null) {
+            kv.put("runtime", s.runtime()); // only when set: older specs keep their fingerprint
+        }
         StringBuilder b = new StringBuilder(VERSION).append('\n');
         kv.forEach((k, v) -> b.append(enc(k)).append('=').append(enc(v)).append('\n'));
         return b.toString();
@@ -164,6 +167,7 @@ final class SpecCodec {
                     case "proxy.no" -> proxy[2] = v;
                     case "extraCaCertificates" -> b.extraCaCertificates(v);
                     case "execMode" -> b.execMode(ExecMode.valueOf(v));
+                    case "runtime" -> b.runtime(v);
                     default -> { } // written by a newer version: ignore rather than fail a resume
                 }
             }

@@ -200,6 +200,9 @@ final class DockerSandboxDriver implements SandboxDriver {
                 }
                 throw missingImage(spec, e);
             } catch (DockerException e) {
+                if (spec.runtime() != null && message(e).toLowerCase(Locale.ROOT).contains("runtime")) {
+                    throw unknownRuntime(spec.runtime(), e);
+                }
                 throw new SandboxAcquireException("the engine refused the container for image " + spec.image() + ": "
                         + message(e), e);
             }
@@ -217,7 +220,9 @@ final class DockerSandboxDriver implements SandboxDriver {
             }
             checkStillRunning(id, spec);
             phases.record(SandboxEvent.PHASE_START, Duration.ofNanos(System.nanoTime() - t2));
-            channels.created(id, spec.execMode());
+            // Under a sandboxing runtime one channel per sandbox: gVisor (runsc 2022) loses track of the processes of
+            // several long-lived attached execs at once; further concurrent execs run as plain engine execs.
+            channels.created(id, spec.execMode(), hostVisibleProcesses(spec) ? ExecChannels.MAX_CHANNELS : 1);
             return id;
         }
     }
@@ -283,6 +288,21 @@ final class DockerSandboxDriver implements SandboxDriver {
         }
     }
 
+    /** The runtime the spec names is not one the engine has: say which it has, so the fix is obvious. */
+    private SandboxAcquireException unknownRuntime(String runtime, DockerException cause) {
+        String offered;
+        try {
+            Map<String, ?> runtimes = call(() -> docker.infoCmd().exec()).getRuntimes();
+            offered = runtimes == null || runtimes.isEmpty() ? "none listed"
+                    : String.join(", ", new java.util.TreeSet<>(runtimes.keySet()));
+        } catch (RuntimeException e) {
+            offered = "unknown (" + e.getMessage() + ")";
+        }
+        return new SandboxAcquireException("the engine at " + host + " has no runtime '" + runtime + "'; it offers: "
+                + offered + " (register one under \"runtimes\" in /etc/docker/daemon.json, then reload the engine): "
+                + message(cause), cause);
+    }
+
     private CreateContainerResponse createContainer(CreateRequest request) {
         SandboxSpec spec = request.spec();
         HostConfig hc = HostConfig.newHostConfig()
@@ -293,6 +313,9 @@ final class DockerSandboxDriver implements SandboxDriver {
                         .withTarget(SandboxSpec.WORKSPACE).withReadOnly(false)))
                 .withNetworkMode(spec.network())
                 .withReadonlyRootfs(spec.readOnlyRootFilesystem());
+        if (spec.runtime() != null) {
+            hc.withRuntime(spec.runtime());
+        }
         if (spec.dropAllCapabilities()) {
             hc.withCapDrop(Capability.ALL);
         }
@@ -343,6 +366,10 @@ final class DockerSandboxDriver implements SandboxDriver {
         if (!spec.init()) {
             return; // without init, a failure to exec sleep fails the start call itself
         }
+        if (!hostVisibleProcesses(spec)) {
+            probeSleep(id, spec);
+            return;
+        }
         Long pid = state.getPidLong();
         Path children = pid == null || pid <= 0 ? null
                 : Path.of("/proc", pid.toString(), "task", pid.toString(), "children");
@@ -369,6 +396,37 @@ final class DockerSandboxDriver implements SandboxDriver {
             throw new SandboxAcquireException("interrupted while starting a container for " + spec.image(), e);
         }
         requireRunning(id, spec); // init exited (sleep could not run), or a remote engine: ask the engine
+    }
+
+    /**
+     * Whether the container's processes are host processes we can watch in {@code /proc}: under runc and crun
+     * they are; under a sandboxing runtime (gVisor's runsc, Kata) the engine's pid is the sandbox's, not init's.
+     */
+    private static boolean hostVisibleProcesses(SandboxSpec spec) {
+        String runtime = spec.runtime();
+        return runtime == null || runtime.equals("runc") || runtime.equals("crun");
+    }
+
+    /**
+     * Where init's child cannot be watched: exec {@code sleep 0}. Success proves the binary init runs is there; a
+     * 126/127 means the image has none (init then exits), and an exec that cannot start means the container
+     * already stopped.
+     */
+    private void probeSleep(String id, SandboxSpec spec) {
+        ExecResult probe;
+        try {
+            probe = execs.execFromRoot(id, ExecRequest.of("sleep", "0").withTimeout(Duration.ofSeconds(30))
+                    .withOutputLimit(4096));
+        } catch (dev.sandboxkit.SandboxNotFoundException gone) {
+            requireRunning(id, spec);
+            throw new SandboxAcquireException("container for image " + spec.image() + " stopped while starting", gone);
+        }
+        if (probe.exitCode() == 126 || probe.exitCode() == 127) {
+            removeQuietly(id);
+            throw new SandboxAcquireException("container for image " + spec.image() + " did not start: the image has "
+                    + "no usable `sleep` (" + probe.stderr().strip() + "); sandboxkit runs `sleep infinity` as PID 1's child");
+        }
+        requireRunning(id, spec);
     }
 
     /** Polls until the engine reports the container stopped, for up to two seconds. */

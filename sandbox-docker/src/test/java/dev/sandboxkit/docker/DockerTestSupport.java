@@ -57,6 +57,19 @@ final class DockerTestSupport {
                 + ". Start it, or pass -Dsandboxkit.skipDockerTests=true to skip (not honoured when CI=true).");
     }
 
+    /**
+     * Fails unless the engine has the runtime (gVisor's {@code runsc} is registered by scripts/setup-env.sh). Never
+     * skips: a CI that lost its runtime must go red, not quietly test runc twice.
+     */
+    static void requireRuntime(String runtime) {
+        requireEngine();
+        String runtimes = docker(Path.of("."), "info", "--format", "{{range $k, $v := .Runtimes}}{{$k}} {{end}}");
+        if (!List.of(runtimes.trim().split("\\s+")).contains(runtime)) {
+            Assertions.fail("the engine has no runtime '" + runtime + "' (it has: " + runtimes.trim() + "); "
+                    + "scripts/setup-env.sh registers runsc in /etc/docker/daemon.json");
+        }
+    }
+
     private static String probe() {
         DockerHost host = DockerHost.resolve(context("probe", Path.of("/nonexistent")));
         try (DockerClient docker = dockerClient()) {
@@ -154,10 +167,23 @@ final class DockerTestSupport {
 
     /** Runs the docker CLI (for image builds); returns stdout. */
     static String docker(Path dir, String... args) {
+        return cli(dir, null, args);
+    }
+
+    /** Runs the docker CLI against another engine (Podman's socket, say); returns stdout. */
+    static String dockerAt(String host, String... args) {
+        return cli(Path.of("."), host, args);
+    }
+
+    private static String cli(Path dir, String host, String... args) {
         List<String> cmd = new java.util.ArrayList<>(List.of("docker"));
         cmd.addAll(List.of(args));
         try {
-            Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true).start();
+            ProcessBuilder pb = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true);
+            if (host != null) {
+                pb.environment().put("DOCKER_HOST", host);
+            }
+            Process p = pb.start();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {
                 throw new IllegalStateException(cmd + " failed: " + out);

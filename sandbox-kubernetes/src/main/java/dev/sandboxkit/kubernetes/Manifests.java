@@ -119,7 +119,8 @@ final class Manifests {
                 // Kubernetes has no --init; with a shared process namespace the pause container is PID 1
                 // and reaps zombies, which is what the spec's init asks for.
                 .withShareProcessNamespace(spec.init())
-                .withRuntimeClassName(s.runtimeClassName())
+                // The spec's runtime wins over the driver's default RuntimeClass.
+                .withRuntimeClassName(spec.runtime() != null ? spec.runtime() : s.runtimeClassName())
                 .withImagePullSecrets(s.imagePullSecrets().stream().map(LocalObjectReference::new).toList())
                 .withSecurityContext(new PodSecurityContextBuilder()
                         .withRunAsNonRoot(nonRoot)

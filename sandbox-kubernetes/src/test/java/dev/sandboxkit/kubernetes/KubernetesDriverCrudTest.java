@@ -173,6 +173,14 @@ class KubernetesDriverCrudTest {
     }
 
     @Test
+    void theSpecsRuntimeBecomesTheRuntimeClassAndWinsOverTheDriversDefault() {
+        driver(b -> b.runtimeClassName("gvisor"));
+        kubelet(FakeKubelet.Mode.RUN);
+        assertThat(pod(start("rt-1", spec().runtime("kata").build())).getSpec().getRuntimeClassName()).isEqualTo("kata");
+        assertThat(pod(start("rt-2", spec().build())).getSpec().getRuntimeClassName()).isEqualTo("gvisor");
+    }
+
+    @Test
     void specUserReadOnlyRootAndNoInitAreHonoured() {
         driver(b -> b.runAsUser(2000).runAsGroup(3000).fsGroup(4000).runtimeClassName("gvisor")
                 .imagePullSecrets("regcred").terminationGracePeriod(Duration.ofSeconds(5)));

@@ -24,9 +24,13 @@ final class ChannelPool {
     private String unavailable;
     private boolean removed;
 
-    ChannelPool(String containerId, ExecMode mode) {
+    /** The most channels this sandbox may open; more concurrent execs run plain. */
+    final int maxChannels;
+
+    ChannelPool(String containerId, ExecMode mode, int maxChannels) {
         this.containerId = containerId;
         this.mode = mode;
+        this.maxChannels = maxChannels;
     }
 
     synchronized String unavailable() {

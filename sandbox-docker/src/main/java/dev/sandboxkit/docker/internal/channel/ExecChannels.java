@@ -38,7 +38,7 @@ import java.util.regex.Pattern;
  * are busy. A command whose channel died before it started is retried on a fresh channel, then plain.
  */
 public final class ExecChannels implements AutoCloseable {
-    static final int MAX_CHANNELS = 8;
+    public static final int MAX_CHANNELS = 8;
     static final int MAX_STDIN = 4 * 1024 * 1024;
     static final int MAX_LINE = 64 * 1024;
     /** The driver property that turns {@code setsid} for channel commands off ({@code sandboxkit.docker.channelSetsid}). */
@@ -80,9 +80,10 @@ public final class ExecChannels implements AutoCloseable {
      *
      * @param containerId the new container
      * @param mode        its spec's exec mode
+     * @param maxChannels the most channels to open in it, 1 to {@value #MAX_CHANNELS} (see the driver on runtimes)
      */
-    public void created(String containerId, ExecMode mode) {
-        pools.put(containerId, new ChannelPool(containerId, mode));
+    public void created(String containerId, ExecMode mode, int maxChannels) {
+        pools.put(containerId, new ChannelPool(containerId, mode, Math.max(1, Math.min(MAX_CHANNELS, maxChannels))));
     }
 
     /**
@@ -98,7 +99,7 @@ public final class ExecChannels implements AutoCloseable {
         ChannelPool pool = pools.get(containerId);
         if (pool == null) {
             // Not created by this driver instance (or already removed): probe like any other sandbox.
-            pool = pools.computeIfAbsent(containerId, id -> new ChannelPool(id, ExecMode.AUTO));
+            pool = pools.computeIfAbsent(containerId, id -> new ChannelPool(id, ExecMode.AUTO, MAX_CHANNELS));
         }
         if (closed || pool.mode == ExecMode.PLAIN || !carriable(request)) {
             return plain(containerId, request);
@@ -162,7 +163,7 @@ public final class ExecChannels implements AutoCloseable {
                 }
                 return null;
             }
-            if (!pool.reserve(MAX_CHANNELS)) {
+            if (!pool.reserve(pool.maxChannels)) {
                 if (pool.removed()) {
                     throw removed(pool);
                 }

@@ -333,6 +333,8 @@ public final class EngineExec {
         }
         String m = message.toLowerCase(java.util.Locale.ROOT);
         return m.contains("exec: \"") || m.contains("executable file not found") || m.contains("chdir to cwd")
+                || m.contains("failed to load ") || m.contains("error finding executable")
+                || m.contains("failed to find initial working directory")
                 || m.contains("argument list too long") || m.contains("exceed maximum message size");
     }
 

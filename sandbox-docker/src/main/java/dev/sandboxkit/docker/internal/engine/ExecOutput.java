@@ -113,7 +113,10 @@ public final class ExecOutput implements StreamDemux.Sink {
      */
     static int startFailureExitCode(String message) {
         String m = message.toLowerCase(java.util.Locale.ROOT);
-        boolean missing = m.contains("executable file not found") || (m.contains("exec: \"") && !m.contains("chdir")
+        // runc says exec: "x": ...; gVisor says failed to load x: ... or error finding executable "x" in PATH.
+        boolean aboutTheBinary = (m.contains("exec: \"") && !m.contains("chdir")) || m.contains("failed to load ")
+                || m.contains("error finding executable");
+        boolean missing = m.contains("executable file not found") || (aboutTheBinary
                 && (m.contains("no such file or directory") || m.contains("not a directory")));
         return missing ? 127 : 126;
     }

@@ -152,6 +152,26 @@ class ExecOutputTest {
     }
 
     @Test
+    void mapsGVisorStartFailureMessagesToShellExitCodes() {
+        // Messages as runsc 20220425 writes them (checked with docker exec under --runtime=runsc).
+        String prefix = "OCI runtime exec failed: executing processes for container: executing command \"x\" in sandbox: ";
+        assertThat(ExecOutput.startFailureExitCode(prefix + "failed to load /no/such: no such file or directory: unknown"))
+                .isEqualTo(127);
+        assertThat(ExecOutput.startFailureExitCode(prefix + "error finding executable \"nosuch\" in PATH [/bin]: "
+                + "no such file or directory: unknown")).isEqualTo(127);
+        assertThat(ExecOutput.startFailureExitCode(prefix + "failed to load /tmp/f/x: not a directory: unknown"))
+                .isEqualTo(127);
+        assertThat(ExecOutput.startFailureExitCode(prefix + "failed to load /tmp/f: permission denied: unknown"))
+                .isEqualTo(126);
+        assertThat(ExecOutput.startFailureExitCode(prefix + "failed to find initial working directory \"/nonexist\": "
+                + "no such file or directory: unknown")).isEqualTo(126);
+        for (String m : List.of("failed to load /tmp/f: permission denied", "error finding executable \"n\" in PATH",
+                "failed to find initial working directory \"/w\": no such file or directory")) {
+            assertThat(EngineExec.isCommandFailure(prefix + m)).as(m).isTrue();
+        }
+    }
+
+    @Test
     void aThrowingListenerSurfacesAsListenerFailure() {
         ExecOutput out = new ExecOutput(10, 10, (s, b, o, l) -> {
             throw new IllegalStateException("boom");
