@@ -83,6 +83,9 @@ public final class BenchmarkMain {
             if (run.test("B7")) {
                 bench.toolCall();
             }
+            if (run.test("B8")) {
+                bench.gVisor();
+            }
         }
         bench.report.machineAfter(Machine.loadAverage());
         Files.createDirectories(out);
@@ -212,6 +215,50 @@ public final class BenchmarkMain {
         report.section("B7 agent tool call overhead", "A `run_command` tool call adds ≤ 1 ms at p50 to the library exec "
                 + "of the same command.", List.of(lib, tool),
                 List.of(Report.overhead("tool call p50 − library exec p50", tool, lib, 1.0)));
+    }
+
+    // B8: the same exec and cold acquire under gVisor (runsc) and runc, interleaved: what the second wall costs.
+    private void gVisor() throws Exception {
+        SandboxSpec runsc = SPEC.toBuilder().runtime("runsc").build();
+        Samples runcChannel = new Samples("runc: exec on the channel");
+        Samples runscChannel = new Samples("runsc: exec on the channel");
+        Samples runcPlain = new Samples("runc: exec on the plain path");
+        Samples runscPlain = new Samples("runsc: exec on the plain path");
+        Samples runcAcquire = new Samples("runc: cold acquire");
+        Samples runscAcquire = new Samples("runsc: cold acquire");
+        try (SandboxManager m = docker().build()) {
+            Sandbox a = m.acquire("b8-runc", SPEC);
+            Sandbox b = m.acquire("b8-runsc", runsc);
+            Sandbox c = m.acquire("b8-runc-plain", SPEC.toBuilder().execMode(ExecMode.PLAIN).build());
+            Sandbox d = m.acquire("b8-runsc-plain", runsc.toBuilder().execMode(ExecMode.PLAIN).build());
+            for (int i = 0; i < 20; i++) { // warm-up
+                for (Sandbox s : List.of(a, b, c, d)) {
+                    check(s.exec(ExecRequest.of("true")).exitCode());
+                }
+            }
+            List<ThrowingRunnable> paths = List.of(
+                    () -> runcChannel.add(time(() -> check(a.exec(ExecRequest.of("true")).exitCode()))),
+                    () -> runscChannel.add(time(() -> check(b.exec(ExecRequest.of("true")).exitCode()))),
+                    () -> runcPlain.add(time(() -> check(c.exec(ExecRequest.of("true")).exitCode()))),
+                    () -> runscPlain.add(time(() -> check(d.exec(ExecRequest.of("true")).exitCode()))));
+            for (int i = 0; i < n(200); i++) {
+                for (int k = 0; k < paths.size(); k++) {
+                    paths.get((i + k) % paths.size()).run();
+                }
+            }
+            for (int i = 0; i < n(20); i++) {
+                String one = "b8-cold-runc-" + i;
+                String two = "b8-cold-runsc-" + i;
+                runcAcquire.add(time(() -> m.acquire(one, SPEC)));
+                runscAcquire.add(time(() -> m.acquire(two, runsc)));
+                m.destroy(one);
+                m.destroy(two);
+            }
+        }
+        report.section("B8 gVisor (runsc) against runc", "Under gVisor the channel keeps exec p50 ≤ 0.5× the plain "
+                        + "path (a cost table otherwise: the second wall is paid in start-up and syscalls).",
+                List.of(runcChannel, runscChannel, runcPlain, runscPlain, runcAcquire, runscAcquire),
+                List.of(Report.goal("runsc channel / runsc plain", runscChannel, runscPlain, 0.5)));
     }
 
     // B2: cold acquire through the library vs raw create + start.

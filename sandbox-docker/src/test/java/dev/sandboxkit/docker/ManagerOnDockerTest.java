@@ -469,5 +469,10 @@ public class ManagerOnDockerTest {
                         + "tests (run scripts/setup-env.sh, or -Dsandboxkit.skipDockerTests=true outside CI): " + e, e);
             }
         }
+
+        /** Fails (never skips in CI) unless the engine lists the OCI runtime, as {@code scripts/setup-env.sh} registers it. */
+        public static void requireRuntime(String runtime) {
+            DockerTestSupport.requireRuntime(runtime);
+        }
     }
 }

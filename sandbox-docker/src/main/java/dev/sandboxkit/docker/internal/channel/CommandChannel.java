@@ -86,6 +86,11 @@ final class CommandChannel {
     static final long LEFTOVER_NANOS = TimeUnit.SECONDS.toNanos(2);
     /** After the request is written the start frames come at once; silence this long means a wedged channel. */
     static final long START_NANOS = TimeUnit.SECONDS.toNanos(5);
+    /**
+     * How long a running command may stay silent before the container is asked whether it still lives:
+     * under gVisor the engine can keep the stream of a container removed behind the driver's back open.
+     */
+    static final long LIVENESS_NANOS = TimeUnit.SECONDS.toNanos(2);
     /** Time allowed after a timeout to kill, drain and read the exit frame. */
     private static final long GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final long READY_NANOS = TimeUnit.SECONDS.toNanos(20);
@@ -357,6 +362,7 @@ final class CommandChannel {
             return afterBrokenStream(out, execId, t0, killer, e);
         }
         long writtenAt = System.nanoTime();
+        long livenessAt = writtenAt + LIVENESS_NANOS;
         boolean timedOut = false;
         long hard = NO_DEADLINE;
         long exitedAt = 0;
@@ -399,11 +405,23 @@ final class CommandChannel {
                 }
                 if (!out.started()) {
                     wait = Math.min(wait, writtenAt + START_NANOS);
+                } else if (!timedOut) {
+                    wait = Math.min(wait, livenessAt);
                 }
                 int n = conn.fill(wait);
                 if (n < 0) {
                     broken = true;
                     return afterBrokenStream(out, execId, t0, killer, null);
+                }
+                if (n > 0) {
+                    livenessAt = System.nanoTime() + LIVENESS_NANOS;
+                } else if (out.started() && !timedOut && passed(livenessAt, System.nanoTime())) {
+                    if (client.containerGone(containerId, false, () -> containerRemoved)) {
+                        broken = true;
+                        conn.close();
+                        return result(out, out.exited() ? out.exitCode() : -1, Termination.KILLED, t0);
+                    }
+                    livenessAt = System.nanoTime() + LIVENESS_NANOS;
                 }
             }
         } catch (ExecOutput.ListenerFailure e) {

@@ -113,7 +113,7 @@ public final class ExecChannels implements AutoCloseable {
             try {
                 channel = acquire(pool);
             } catch (SandboxNotFoundException e) {
-                pools.remove(containerId, pool);
+                forget(pool);
                 throw e;
             }
             if (channel == null) {
@@ -130,7 +130,7 @@ public final class ExecChannels implements AutoCloseable {
             } catch (CommandChannel.NotStarted e) {
                 log.debug("Container {}: {} on {}; retrying", EngineExec.shortId(containerId), e.getMessage(), channel);
             } catch (SandboxNotFoundException e) {
-                pools.remove(containerId, pool);
+                forget(pool);
                 throw e;
             } finally {
                 pool.release(channel);
@@ -205,6 +205,17 @@ public final class ExecChannels implements AutoCloseable {
             log.debug("Container {}: opened command channel {} (setsid={}, stdin={})",
                     EngineExec.shortId(pool.containerId), opened.id, opened.setsid, opened.stdinSupported);
             return opened;
+        }
+    }
+
+    /**
+     * Forgets the pool of a container found gone and closes its channels: a command still running on one
+     * must not wait on an engine that may never end its stream (gVisor keeps it open), and the driver's
+     * {@link #containerRemoved} will no longer find the pool to close it.
+     */
+    private void forget(ChannelPool pool) {
+        if (pools.remove(pool.containerId, pool)) {
+            pool.closeAll();
         }
     }
 

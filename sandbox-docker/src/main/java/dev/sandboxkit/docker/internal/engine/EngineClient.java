@@ -28,12 +28,14 @@ public final class EngineClient implements Closeable {
     private static final Pattern VERSION_PART = Pattern.compile("[0-9]{1,3}");
     private static final int PREFERRED_API = version("1.41");
     private static final int MAX_IDLE = 8;
-    private static final long[] GONE_PAUSES_MILLIS = {0, 20, 50, 100, 200};
+    // About 2.5 s in all: under load dockerd reports a killed container's state late, and this is asked only
+    // after a failure, so patience costs nothing on the fast path.
+    private static final long[] GONE_PAUSES_MILLIS = {0, 20, 50, 100, 200, 400, 700, 1000};
     private static final Set<String> GONE_STATES = Set.of("removing", "exited", "dead");
     /** Lower-case fragments of the texts seen when an exec races its container's removal. */
     private static final List<String> REMOVAL_SMELLS = List.of("is not running", "removal in progress",
             "no such container", "stopped state", "deleted state", "stopped container", "setns process",
-            "init-p", "container not found", "is paused", "cannot exec in a");
+            "init-p", "container not found", "is paused", "cannot exec in a", "namespace path");
 
     private final DockerHost host;
     private final Deque<EngineConnection> idle = new ConcurrentLinkedDeque<>();

@@ -51,6 +51,8 @@ public final class EngineExec {
     private static final long GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(1000);
     private static final long DRAIN_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
     private static final long ABORT_KILL_NANOS = TimeUnit.SECONDS.toNanos(3);
+    /** Silence after which a running exec asks whether its container still lives (see {@link #pump}). */
+    private static final long LIVENESS_NANOS = TimeUnit.SECONDS.toNanos(2);
     private static final Duration MAX_TIMEOUT = Duration.ofDays(36_500);
 
     /**
@@ -345,18 +347,30 @@ public final class EngineExec {
             conn.sendThenShutdown(ByteBuffer.wrap(run.request.stdin()));
         }
         try {
+            long livenessAt = System.nanoTime() + LIVENESS_NANOS;
             while (true) {
                 run.out.consume(conn.buffer());
                 // Checked here too: a process that never stops printing never lets fill() time out.
                 if (passed(run.deadline)) {
                     return timedOut(run, killOnTimeout);
                 }
-                int n = conn.fill(run.deadline);
+                long wait = run.deadline == NO_DEADLINE || livenessAt - run.deadline < 0 ? livenessAt
+                        : run.deadline;
+                int n = conn.fill(wait);
                 if (n < 0) {
                     break;
                 }
-                if (n == 0) {
+                if (n > 0) {
+                    livenessAt = System.nanoTime() + LIVENESS_NANOS;
+                } else if (passed(run.deadline)) {
                     return timedOut(run, killOnTimeout);
+                } else {
+                    // Silent for a while: under gVisor the engine may keep a removed container's stream open.
+                    if (client.containerGone(run.containerId, false, () -> run.containerRemoved)) {
+                        conn.close();
+                        return run.result(-1, Termination.KILLED);
+                    }
+                    livenessAt = System.nanoTime() + LIVENESS_NANOS;
                 }
             }
         } catch (ExecOutput.ListenerFailure e) {
