@@ -1,0 +1,28 @@
+/**
+ * The MCP server: exports only {@link dev.sandboxkit.mcp} ({@code SandboxMcpServer} to embed, {@code SandboxMcpMain}
+ * to run). The session mapping, the stdio guard and the HTTP endpoint ({@code dev.sandboxkit.mcp.internal}) are not
+ * exported.
+ */
+module dev.sandboxkit.mcp {
+    requires transitive dev.sandboxkit;
+    requires transitive dev.sandboxkit.tools;
+    // The MCP SDK: mcp-core has no descriptor, io.modelcontextprotocol.sdk.mcp.core is its Automatic-Module-Name;
+    // its JSON mapper (mcp-json-jackson3) is found through ServiceLoader.
+    requires io.modelcontextprotocol.sdk.mcp.core;
+    requires reactor.core;
+    requires jakarta.servlet;
+    requires org.eclipse.jetty.server;
+    requires org.eclipse.jetty.http;
+    requires org.eclipse.jetty.util;
+    requires org.eclipse.jetty.ee11.servlet;
+    requires org.slf4j;
+    // SIGTERM handling through sun.misc.Signal, looked up by reflection.
+    requires jdk.unsupported;
+    // Optional, as in the pom: the command line and the durable store of the runnable server.
+    requires static info.picocli;
+    requires static dev.sandboxkit.store.jdbc;
+
+    exports dev.sandboxkit.mcp;
+    // picocli sets the command's @Option fields by reflection.
+    opens dev.sandboxkit.mcp to info.picocli;
+}
