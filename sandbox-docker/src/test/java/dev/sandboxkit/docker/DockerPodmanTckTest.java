@@ -8,7 +8,7 @@ import org.junit.jupiter.api.DisplayName;
 
 /**
  * The conformance kit against Podman's Docker-compatible API ({@code podman system service}, started by
- * {@code scripts/setup-env.sh} on {@value PodmanSupport#SOCKET}), the same driver with nothing but another host.
+ * {@code scripts/setup-env.sh} on {@code /run/sandboxkit-podman.sock}), the same driver with nothing but another host.
  */
 @DisplayName("Docker driver conformance on Podman")
 class DockerPodmanTckTest extends SandboxDriverTck {

@@ -24,7 +24,8 @@ import java.util.Map;
  * the tests FAIL; outside CI, {@code -Dsandboxkit.skipPodmanTests=true} (or {@code skipDockerTests}) skips them.
  */
 final class PodmanSupport {
-    static final String SOCKET = "/run/sandboxkit-podman.sock";
+    /** Where setup-podman.sh serves Podman's API ({@code -Dsandboxkit.test.podmanSocket} moves it). */
+    static final String SOCKET = System.getProperty("sandboxkit.test.podmanSocket", "/run/sandboxkit-podman.sock");
     static final String HOST = "unix://" + SOCKET;
     private static String problem;
     private static boolean checked;
