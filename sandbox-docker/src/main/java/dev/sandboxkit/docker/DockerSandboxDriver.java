@@ -94,6 +94,8 @@ final class DockerSandboxDriver implements SandboxDriver {
     private final Duration pullTimeout;
     /** Images seen present, so create skips the inspect; dropped when the engine says otherwise. */
     private final Set<String> knownImages = ConcurrentHashMap.newKeySet();
+    /** Podman only: the runtime its service runs every container with, once asked. */
+    private volatile String podmanRuntime;
 
     DockerSandboxDriver(DriverContext context) {
         this.host = DockerHost.resolve(context);
@@ -180,6 +182,7 @@ final class DockerSandboxDriver implements SandboxDriver {
             // The session's user may have changed since its last container: the workdir must be the new user's.
             workspaces.claim(request.workspace(), spec);
         }
+        requireHonouredRuntime(spec);
         PhaseRecorder phases = request.phases();
         for (int attempt = 1; ; attempt++) {
             long t0 = System.nanoTime();
@@ -286,6 +289,54 @@ final class DockerSandboxDriver implements SandboxDriver {
         } catch (IOException e) {
             log.debug("Closing the docker-java client failed: {}", e.toString());
         }
+    }
+
+    /**
+     * Podman's Docker API (4.3) ignores {@code HostConfig.Runtime}: it accepts any name and runs the container with
+     * its default runtime. A sandbox that asked for gVisor must never quietly run without it, so on Podman only the
+     * service's default runtime is accepted (it is what runs).
+     */
+    private void requireHonouredRuntime(SandboxSpec spec) {
+        String runtime = spec.runtime();
+        if (runtime == null || !podman()) {
+            return;
+        }
+        String running = podmanDefaultRuntime();
+        if (!runtime.equals(running)) {
+            throw new SandboxAcquireException("the engine at " + host + " is Podman, whose Docker API ignores the runtime "
+                    + "a container asks for and would run '" + runtime + "' sandboxes with its default runtime '" + running
+                    + "'; set runtime = \"" + runtime + "\" under [engine] in containers.conf for the Podman service (then "
+                    + "every container of that service runs under it), or use a Docker engine");
+        }
+    }
+
+    private boolean podman() {
+        try {
+            return engine.podman();
+        } catch (IOException e) {
+            throw host.unreachable(e);
+        }
+    }
+
+    /** The runtime the Podman service runs every container with ({@code DefaultRuntime} in {@code /info}). */
+    private String podmanDefaultRuntime() {
+        String known = podmanRuntime;
+        if (known != null) {
+            return known;
+        }
+        try {
+            EngineClient.Response r = engine.call("GET", "/info", null);
+            if (r.status() != 200) {
+                throw new SandboxException("GET /info answered " + r.status() + ": " + r.message());
+            }
+            known = r.json().path("DefaultRuntime").asText("runc");
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new SandboxException("unreadable GET /info answer from " + host, e);
+        } catch (IOException e) {
+            throw host.unreachable(e);
+        }
+        podmanRuntime = known;
+        return known;
     }
 
     /** Podman runs init ({@code HostConfig.Init}) with catatonit, which is a package of its own. */
@@ -668,11 +719,19 @@ final class DockerSandboxDriver implements SandboxDriver {
         if (m == null) {
             return e.getClass().getSimpleName();
         }
-        // docker-java puts the raw JSON body in the message: {"message":"..."}
+        // docker-java puts the raw JSON body in the message: {"message":"..."} (Podman's has "cause" and
+        // "response" around it)
         String trimmed = m.trim();
-        int i = trimmed.indexOf("{\"message\":\"");
-        if (i >= 0 && trimmed.endsWith("\"}")) {
-            return trimmed.substring(i + 12, trimmed.length() - 2).replace("\\\"", "\"");
+        int i = trimmed.indexOf('{');
+        if (i >= 0 && trimmed.endsWith("}")) {
+            try {
+                JsonNode text = EngineClient.JSON.readTree(trimmed.substring(i)).get("message");
+                if (text != null && text.isTextual()) {
+                    return text.asText();
+                }
+            } catch (IOException | RuntimeException notJson) {
+                // keep the text as it is
+            }
         }
         return trimmed;
     }

@@ -7,6 +7,7 @@ import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.ExecResult;
 import dev.sandboxkit.PullPolicy;
 import dev.sandboxkit.Sandbox;
+import dev.sandboxkit.SandboxAcquireException;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.SandboxSpec;
@@ -152,6 +153,19 @@ class ManagerOnPodmanTest {
         assertThat(r.stdout()).contains("CapEff:\t0000000000000000").contains("CapBnd:\t0000000000000000")
                 .contains("NoNewPrivs:\t1").contains("pids=512\n").contains("mem=536870912\n")
                 .containsPattern("/tmp tmpfs [^\n]*size=65536k").contains("net=lo\n").doesNotContain("uid=0\n");
+    }
+
+    @Test
+    @DisplayName("a runtime other than the service's default is refused: Podman's Docker API would run it under runc")
+    void runtimeThatPodmanWouldIgnore() {
+        assertThatThrownBy(() -> manager.acquire("gvisor", SPEC.toBuilder().runtime("runsc").build()))
+                .isInstanceOf(SandboxAcquireException.class)
+                .hasMessageContaining("Podman").hasMessageContaining("'runsc'").hasMessageContaining("'runc'")
+                .hasMessageContaining("containers.conf");
+        assertThat(containers(Map.of(SandboxLabels.OWNER, manager.instanceId()))).as("nothing created").isEmpty();
+        // The default runtime by name is what runs anyway.
+        Sandbox runc = manager.acquire("runc", SPEC.toBuilder().runtime("runc").build());
+        assertThat(runc.exec("true").isSuccess()).isTrue();
     }
 
     @Test
