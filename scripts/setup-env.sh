@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Makes this machine ready for the tests and the demo: a Docker engine, the local test image, and a
+# Makes this machine ready for the tests and the demo: a Docker engine, the local test image, Podman's Docker API
+# on /run/sandboxkit-podman.sock (skip it with SANDBOXKIT_NO_PODMAN=1), and a
 # throwaway PostgreSQL on 127.0.0.1:54329 for the JDBC store tests (skip it with SANDBOXKIT_NO_POSTGRES=1).
 # Idempotent; needs root the first time (it installs packages and starts dockerd).
 set -euo pipefail
@@ -56,6 +57,11 @@ fi
 log "docker engine $("$docker_cli" version --format '{{.Server.Version}}') is up, runtimes: $("$docker_cli" info --format '{{range $k, $v := .Runtimes}}{{$k}} {{end}}')"
 
 DOCKER="$docker_cli" "$here/build-test-images.sh"
+
+# Podman's Docker-compatible API on a socket of its own, for the Docker driver's Podman tests.
+if [ "${SANDBOXKIT_NO_PODMAN:-0}" != 1 ]; then
+  DOCKER="$docker_cli" "$here/setup-podman.sh"
+fi
 
 if [ "${SANDBOXKIT_NO_POSTGRES:-0}" != 1 ]; then
   url="$("$here/setup-postgres.sh" | tail -1)"

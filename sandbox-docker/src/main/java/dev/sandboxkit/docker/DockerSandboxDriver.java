@@ -1,8 +1,8 @@
 package dev.sandboxkit.docker;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.async.ResultCallback;
-import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.command.CreateContainerCmd;
 import com.github.dockerjava.api.command.CreateContainerResponse;
 import com.github.dockerjava.api.command.PullImageResultCallback;
@@ -94,6 +94,8 @@ final class DockerSandboxDriver implements SandboxDriver {
     private final Duration pullTimeout;
     /** Images seen present, so create skips the inspect; dropped when the engine says otherwise. */
     private final Set<String> knownImages = ConcurrentHashMap.newKeySet();
+    /** Podman only: the runtime its service runs every container with, once asked. */
+    private volatile String podmanRuntime;
 
     DockerSandboxDriver(DriverContext context) {
         this.host = DockerHost.resolve(context);
@@ -180,6 +182,7 @@ final class DockerSandboxDriver implements SandboxDriver {
             // The session's user may have changed since its last container: the workdir must be the new user's.
             workspaces.claim(request.workspace(), spec);
         }
+        requireHonouredRuntime(spec);
         PhaseRecorder phases = request.phases();
         for (int attempt = 1; ; attempt++) {
             long t0 = System.nanoTime();
@@ -204,7 +207,7 @@ final class DockerSandboxDriver implements SandboxDriver {
                     throw unknownRuntime(spec.runtime(), e);
                 }
                 throw new SandboxAcquireException("the engine refused the container for image " + spec.image() + ": "
-                        + message(e), e);
+                        + message(e) + initHint(message(e)), e);
             }
             long t2 = System.nanoTime();
             phases.record(SandboxEvent.PHASE_CREATE, Duration.ofNanos(t2 - t1));
@@ -216,7 +219,7 @@ final class DockerSandboxDriver implements SandboxDriver {
             } catch (RuntimeException e) {
                 removeQuietly(id);
                 throw new SandboxAcquireException("container for image " + spec.image() + " did not start: "
-                        + message(e), e);
+                        + message(e) + initHint(message(e)), e);
             }
             checkStillRunning(id, spec);
             phases.record(SandboxEvent.PHASE_START, Duration.ofNanos(System.nanoTime() - t2));
@@ -286,6 +289,62 @@ final class DockerSandboxDriver implements SandboxDriver {
         } catch (IOException e) {
             log.debug("Closing the docker-java client failed: {}", e.toString());
         }
+    }
+
+    /**
+     * Podman's Docker API (4.3) ignores {@code HostConfig.Runtime}: it accepts any name and runs the container with
+     * its default runtime. A sandbox that asked for gVisor must never quietly run without it, so on Podman only the
+     * service's default runtime is accepted (it is what runs).
+     */
+    private void requireHonouredRuntime(SandboxSpec spec) {
+        String runtime = spec.runtime();
+        if (runtime == null || !podman()) {
+            return;
+        }
+        String running = podmanDefaultRuntime();
+        if (!runtime.equals(running)) {
+            throw new SandboxAcquireException("the engine at " + host + " is Podman, whose Docker API ignores the runtime "
+                    + "a container asks for and would run '" + runtime + "' sandboxes with its default runtime '" + running
+                    + "'; set runtime = \"" + runtime + "\" under [engine] in containers.conf for the Podman service (then "
+                    + "every container of that service runs under it), or use a Docker engine");
+        }
+    }
+
+    private boolean podman() {
+        try {
+            return engine.podman();
+        } catch (IOException e) {
+            throw host.unreachable(e);
+        }
+    }
+
+    /** The runtime the Podman service runs every container with ({@code DefaultRuntime} in {@code /info}). */
+    private String podmanDefaultRuntime() {
+        String known = podmanRuntime;
+        if (known != null) {
+            return known;
+        }
+        try {
+            EngineClient.Response r = engine.call("GET", "/info", null);
+            if (r.status() != 200) {
+                throw new SandboxException("GET /info answered " + r.status() + ": " + r.message());
+            }
+            known = r.json().path("DefaultRuntime").asText("runc");
+        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            throw new SandboxException("unreadable GET /info answer from " + host, e);
+        } catch (IOException e) {
+            throw host.unreachable(e);
+        }
+        podmanRuntime = known;
+        return known;
+    }
+
+    /** Podman runs init ({@code HostConfig.Init}) with catatonit, which is a package of its own. */
+    private static String initHint(String message) {
+        String m = message.toLowerCase(Locale.ROOT);
+        return m.contains("container-init binary") || m.contains("catatonit")
+                ? " (Podman runs the sandbox's init with catatonit: install it, e.g. apt-get install catatonit, or set "
+                + "init(false) in the spec)" : "";
     }
 
     /** The runtime the spec names is not one the engine has: say which it has, so the fix is obvious. */
@@ -362,7 +421,7 @@ final class DockerSandboxDriver implements SandboxDriver {
      * usually already true on the first look); elsewhere, look again after a short pause.
      */
     private void checkStillRunning(String id, SandboxSpec spec) {
-        InspectContainerResponse.ContainerState state = requireRunning(id, spec);
+        JsonNode state = requireRunning(id, spec);
         if (!spec.init()) {
             return; // without init, a failure to exec sleep fails the start call itself
         }
@@ -370,9 +429,9 @@ final class DockerSandboxDriver implements SandboxDriver {
             probeSleep(id, spec);
             return;
         }
-        Long pid = state.getPidLong();
-        Path children = pid == null || pid <= 0 ? null
-                : Path.of("/proc", pid.toString(), "task", pid.toString(), "children");
+        long pid = state.path("Pid").asLong(0);
+        Path children = pid <= 0 ? null
+                : Path.of("/proc", Long.toString(pid), "task", Long.toString(pid), "children");
         try {
             if (host.unix() && children != null && Files.isReadable(children)) {
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(STARTUP_WATCH_SECONDS);
@@ -433,24 +492,50 @@ final class DockerSandboxDriver implements SandboxDriver {
     private void awaitNotRunning(String id) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
         while (System.nanoTime() < deadline) {
-            InspectContainerResponse.ContainerState state = call(() -> docker.inspectContainerCmd(id).exec()).getState();
-            if (state == null || !Boolean.TRUE.equals(state.getRunning())) {
+            JsonNode state = containerState(id);
+            if (state == null || !state.path("Running").asBoolean(false)) {
                 return;
             }
             Thread.sleep(5);
         }
     }
 
-    private InspectContainerResponse.ContainerState requireRunning(String id, SandboxSpec spec) {
-        InspectContainerResponse.ContainerState state = call(() -> docker.inspectContainerCmd(id).exec()).getState();
-        if (state == null || !Boolean.TRUE.equals(state.getRunning())) {
-            String logs = logTail(id);
+    private JsonNode requireRunning(String id, SandboxSpec spec) {
+        JsonNode state = containerState(id);
+        if (state == null || !state.path("Running").asBoolean(false)) {
+            String logs = state == null ? "" : logTail(id);
             removeQuietly(id);
-            throw new SandboxAcquireException("container for image " + spec.image() + " did not start: it exited"
-                    + (state == null ? "" : " with code " + state.getExitCodeLong())
+            throw new SandboxAcquireException("container for image " + spec.image() + " did not start: "
+                    + (state == null ? "it was removed" : "it exited with code " + state.path("ExitCode").asText("?"))
                     + (logs.isEmpty() ? "" : ": " + logs));
         }
         return state;
+    }
+
+    /**
+     * The container's {@code State} from a raw inspect, or {@code null} when it does not exist. Not docker-java's
+     * inspect: it cannot parse Podman's answer, whose {@code HostConfig.Binds} lists our mount as
+     * {@code src:/workspace:rw,rprivate,rbind}, and fails on a source path with a ':' in it (session ids may have one).
+     */
+    private JsonNode containerState(String id) {
+        EngineClient.Response r;
+        try {
+            r = engine.call("GET", "/containers/" + EngineClient.segment(id) + "/json", null);
+        } catch (IOException e) {
+            throw host.unreachable(e);
+        }
+        if (r.status() == 404) {
+            return null;
+        }
+        try {
+            if (r.status() == 200) {
+                return r.json().path("State");
+            }
+        } catch (IOException e) {
+            throw new SandboxException("unreadable inspect answer for container " + EngineExec.shortId(id), e);
+        }
+        throw new SandboxException("cannot inspect container " + EngineExec.shortId(id) + " (" + r.status() + "): "
+                + r.message());
     }
 
     /** Whether one of init's children already runs {@code sleep} (it has exec'd). */
@@ -619,8 +704,8 @@ final class DockerSandboxDriver implements SandboxDriver {
     /** docker-java reports transport failures as runtime exceptions wrapping an IOException. */
     private static boolean isConnectionFailure(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof DockerException) {
-                return false;
+            if (t instanceof DockerException || t instanceof com.fasterxml.jackson.core.JsonProcessingException) {
+                return false; // the engine answered (a JSON error is an IOException too, but no transport failure)
             }
             if (t instanceof IOException) {
                 return true;
@@ -634,11 +719,19 @@ final class DockerSandboxDriver implements SandboxDriver {
         if (m == null) {
             return e.getClass().getSimpleName();
         }
-        // docker-java puts the raw JSON body in the message: {"message":"..."}
+        // docker-java puts the raw JSON body in the message: {"message":"..."} (Podman's has "cause" and
+        // "response" around it)
         String trimmed = m.trim();
-        int i = trimmed.indexOf("{\"message\":\"");
-        if (i >= 0 && trimmed.endsWith("\"}")) {
-            return trimmed.substring(i + 12, trimmed.length() - 2).replace("\\\"", "\"");
+        int i = trimmed.indexOf('{');
+        if (i >= 0 && trimmed.endsWith("}")) {
+            try {
+                JsonNode text = EngineClient.JSON.readTree(trimmed.substring(i)).get("message");
+                if (text != null && text.isTextual()) {
+                    return text.asText();
+                }
+            } catch (IOException | RuntimeException notJson) {
+                // keep the text as it is
+            }
         }
         return trimmed;
     }

@@ -22,6 +22,10 @@
  * environment variable {@code SANDBOXKIT_EXEC_ID}: on a timeout, the processes holding it are killed with
  * their process groups.
  *
+ * <p>Podman's Docker-compatible service ({@code podman system service}) works as the engine: point
+ * {@code docker.host} at its socket. The driver detects it and handles where its answers differ (exec inspect,
+ * start failures, container inspect, the runtime it ignores); see the README's "Podman" section.
+ *
  * <p>Only this package is API, and only {@link dev.sandboxkit.docker.DockerDriverProvider} in it. The driver
  * ({@code DockerSandboxDriver}: lifecycle through docker-java) wires three internal parts, none of them API:
  * <ul>

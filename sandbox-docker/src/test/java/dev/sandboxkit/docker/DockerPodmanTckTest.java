@@ -6,12 +6,9 @@ import dev.sandboxkit.testkit.tck.SandboxDriverTck;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 
-import java.util.HashMap;
-import java.util.Map;
-
 /**
  * The conformance kit against Podman's Docker-compatible API ({@code podman system service}, started by
- * {@code scripts/setup-env.sh} on {@value PodmanSupport#SOCKET}), the same driver with nothing but another host.
+ * {@code scripts/setup-env.sh} on {@code /run/sandboxkit-podman.sock}), the same driver with nothing but another host.
  */
 @DisplayName("Docker driver conformance on Podman")
 class DockerPodmanTckTest extends SandboxDriverTck {
@@ -23,9 +20,6 @@ class DockerPodmanTckTest extends SandboxDriverTck {
 
     @Override
     protected SandboxDriver createDriver(DriverContext context) {
-        Map<String, String> properties = new HashMap<>(context.properties());
-        properties.put("docker.host", PodmanSupport.HOST);
-        return new DockerDriverProvider().create(new DriverContext(context.instanceId(), context.workspaceRoot(),
-                context.clock(), properties));
+        return PodmanSupport.driver(context);
     }
 }

@@ -120,7 +120,11 @@ class ImagePolicyTest {
     }
 
     private void start(java.util.function.Function<String, String> handler) throws IOException {
-        engine = new FakeEngine(handler, false);
+        // The driver's own client negotiates the API version first (it reads container state itself).
+        engine = new FakeEngine(request -> request.startsWith("GET /version ")
+                ? response(200, "{\"ApiVersion\":\"1.41\",\"MinAPIVersion\":\"1.12\",\"Components\":[{\"Name\":"
+                        + "\"Engine\"}]}")
+                : handler.apply(request), false);
         driver = new DockerDriverProvider().create(DockerTestSupport.context("fake", root.resolve("ws"),
                 Map.of("docker.host", engine.uri())));
     }

@@ -35,11 +35,14 @@ public final class EngineClient implements Closeable {
     /** Lower-case fragments of the texts seen when an exec races its container's removal. */
     private static final List<String> REMOVAL_SMELLS = List.of("is not running", "removal in progress",
             "no such container", "stopped state", "deleted state", "stopped container", "setns process",
-            "init-p", "container not found", "is paused", "cannot exec in a", "namespace path");
+            "init-p", "container not found", "is paused", "cannot exec in a", "namespace path",
+            "container state improper", "no such exec session");
 
     private final DockerHost host;
     private final Deque<EngineConnection> idle = new ConcurrentLinkedDeque<>();
     private volatile String prefix;
+    /** Whether {@code /version} named Podman; set together with {@link #prefix}. */
+    private volatile boolean podman;
     private volatile boolean closed;
 
     /**
@@ -191,7 +194,7 @@ public final class EngineClient implements Closeable {
 
     /**
      * Whether an engine or runtime message reads like an exec refused because its container is stopping
-     * or gone rather than because of the command (runc 1.x, containerd 1.x, dockerd 20-28 wordings).
+     * or gone rather than because of the command (runc 1.x, containerd 1.x, dockerd 20-28 and Podman 4 wordings).
      */
     static boolean smellsOfRemoval(String message) {
         String m = message.toLowerCase(Locale.ROOT);
@@ -319,10 +322,33 @@ public final class EngineClient implements Closeable {
                 int max = version(v.path("ApiVersion").asText("1.41"));
                 int min = version(v.path("MinAPIVersion").asText("1.12"));
                 int chosen = Math.max(min, Math.min(max, PREFERRED_API));
+                podman = isPodman(v);
                 prefix = "/v" + (chosen / 1000) + "." + (chosen % 1000);
             }
             return prefix;
         }
+    }
+
+    /**
+     * Whether the engine is Podman's Docker-compatible service ({@code podman system service}), whose exec and
+     * inspect answers differ from dockerd's (see {@link EngineExec}). Asks {@code /version} on first use.
+     *
+     * @return whether the engine is Podman
+     * @throws IOException if the engine cannot be reached
+     */
+    public boolean podman() throws IOException {
+        apiPrefix(System.nanoTime() + REQUEST_TIMEOUT_NANOS);
+        return podman;
+    }
+
+    /** Podman names itself in {@code /version}: a component "Podman Engine" (dockerd's is "Engine"). */
+    static boolean isPodman(JsonNode version) {
+        for (JsonNode c : version.path("Components")) {
+            if (c.path("Name").asText("").toLowerCase(Locale.ROOT).startsWith("podman")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private Response callUnversioned(String path, long deadline) throws IOException {

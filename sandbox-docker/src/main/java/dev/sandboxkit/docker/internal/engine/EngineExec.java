@@ -198,6 +198,8 @@ public final class EngineExec {
         /** Runs under {@link #ENTER} so that the sandbox user enters the working directory itself. */
         final boolean entered;
         String execId;
+        /** Podman's exec inspect has no pid (always 0) and its start failures come as stderr. */
+        boolean podman;
         volatile EngineConnection stream;
         volatile boolean containerRemoved;
 
@@ -224,6 +226,8 @@ public final class EngineExec {
 
     private ExecResult execute(Run run, boolean killOnTimeout) {
         run.execId = create(run);
+        run.podman = podman();
+        run.out.podman(run.podman);
         register(run);
         try {
             EngineClient.Started started;
@@ -407,8 +411,12 @@ public final class EngineExec {
             // The process closed its output but runs on past the timeout.
             return timedOut(run, killOnTimeout);
         }
-        boolean neverStarted = exit.pid() == 0;
-        if (neverStarted && exit.code() == 126) {
+        // dockerd keeps an exec's pid after it ended (0: it never started); Podman always reports 0, so there
+        // only its start-failure line (exit 126 or 127, nothing else before it) tells.
+        boolean neverStarted = run.podman
+                ? (exit.code() == 126 || exit.code() == 127) && run.out.heldStartFailure() != null
+                : exit.pid() == 0;
+        if (neverStarted && (exit.code() == 126 || run.podman)) {
             // The runtime could not start the process: the command's fault, or a container going away.
             String message = run.out.heldStartFailure();
             if (message != null && run.entered && isCommandFailure(message) && message.contains("\"/bin/sh\"")) {
@@ -472,7 +480,8 @@ public final class EngineExec {
         long nextContainerCheck = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
         while (true) {
             EngineClient.Response r = client.call("GET", "/exec/" + segment(run.execId) + "/json", null);
-            if (r.status() == 404) {
+            // Podman answers 500 "... does not exist in database: no such container" once the container is gone.
+            if (r.status() == 404 || (r.status() != 200 && EngineClient.smellsOfRemoval(r.message()))) {
                 return Exit.GONE;
             }
             if (r.status() != 200) {
@@ -614,6 +623,9 @@ public final class EngineExec {
         try {
             EngineClient.Response r = client.call("GET", "/exec/" + segment(run.execId) + "/json", null);
             long pid = r.status() == 200 ? r.json().path("Pid").asLong(0) : 0;
+            if (pid <= 0 && run.podman) {
+                pid = markedProcess(run.marker); // Podman's exec inspect has no pid: find it by its marker
+            }
             if (pid <= 0) {
                 return;
             }
@@ -631,6 +643,34 @@ public final class EngineExec {
             });
         } catch (IOException | RuntimeException e) {
             log.warn("Cannot kill timed-out exec in {} on the host: {}", shortId(run.containerId), e.toString());
+        }
+    }
+
+    /**
+     * The host process that carries the exec's marker in its environment and whose parent does not (the exec's
+     * root, not a child that inherited it), or 0. Scans /proc: a failure path on a local engine only.
+     */
+    private static long markedProcess(String marker) {
+        String entry = MARKER + "=" + marker;
+        return ProcessHandle.allProcesses().filter(p -> marked(p.pid(), entry))
+                .filter(p -> p.parent().map(parent -> !marked(parent.pid(), entry)).orElse(true))
+                .mapToLong(ProcessHandle::pid).findFirst().orElse(0);
+    }
+
+    private static boolean marked(long pid, String entry) {
+        try {
+            return environHolds(Path.of("/proc", Long.toString(pid), "environ"), entry);
+        } catch (IOException | RuntimeException e) {
+            return false; // exited, or not ours to read
+        }
+    }
+
+    /** Whether the engine is Podman; known once the exec was created (that call negotiated the API). */
+    private boolean podman() {
+        try {
+            return client.podman();
+        } catch (IOException e) {
+            throw host.unreachable(e);
         }
     }
 

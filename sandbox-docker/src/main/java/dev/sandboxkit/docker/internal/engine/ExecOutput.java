@@ -15,6 +15,14 @@ import java.util.Arrays;
 public final class ExecOutput implements StreamDemux.Sink {
     /** How runc reports an exec that could not start; the engine sends it as stdout, exit code 126. */
     private static final byte[] START_FAILURE = "OCI runtime exec failed".getBytes(StandardCharsets.US_ASCII);
+    /** Podman's prefix for its own errors; it sends a start failure as stderr, with exit code 126 or 127. */
+    private static final String PODMAN_ERROR = "Error: ";
+    /**
+     * Podman's second line after a start failure, about its attach socket: not the command's output. Seen as
+     * {@code Error: read unixpacket @->/proc/self/fd/14/attach: read: connection reset by peer}.
+     */
+    private static final java.util.regex.Pattern PODMAN_ATTACH_NOISE = java.util.regex.Pattern.compile(
+            "Error: [^\n]*/attach: [^\n]*\n");
     private static final int MIN_HELD = 8;
     private static final int MAX_HELD = 4096;
 
@@ -24,14 +32,27 @@ public final class ExecOutput implements StreamDemux.Sink {
     private final StreamDemux demux = new StreamDemux();
     private ExecStream current;
     private boolean firstFrame = true;
-    /** The first stdout frame while it may be a start failure; released as soon as anything follows. */
+    /** Podman's start failures come as stderr, followed by more stderr ({@link #PODMAN_ATTACH_NOISE}). */
+    private volatile boolean podman;
+    /** The first frame while it may be a start failure; released as soon as anything follows (Docker). */
     private byte[] held;
     private int heldFill;
+    private ExecStream heldStream = ExecStream.STDOUT;
+    /** Podman: stderr after a held start failure, kept with it until the exit code decides (at most MAX_HELD). */
+    private byte[] tail;
+    private int tailFill;
+    /** Whether the current frame's payload goes to {@link #tail}. */
+    private boolean toTail;
 
     ExecOutput(int stdoutLimit, int stderrLimit, OutputListener listener) {
         this.stdout = new Capped(stdoutLimit);
         this.stderr = new Capped(stderrLimit);
         this.listener = listener;
+    }
+
+    /** Reads the stream as Podman writes it; set before the first byte is consumed. */
+    void podman(boolean podman) {
+        this.podman = podman;
     }
 
     /** Consumes everything readable in {@code in}. */
@@ -41,7 +62,10 @@ public final class ExecOutput implements StreamDemux.Sink {
 
     @Override
     public void payload(byte[] array, int offset, int n) {
-        if (held != null) {
+        if (toTail) {
+            System.arraycopy(array, offset, tail, tailFill, n);
+            tailFill += n;
+        } else if (held != null) {
             System.arraycopy(array, offset, held, heldFill, n);
             heldFill += n;
             if (demux.payloadLeft() == 0 && !isStartFailure(held, heldFill)) {
@@ -53,25 +77,41 @@ public final class ExecOutput implements StreamDemux.Sink {
     }
 
     /**
-     * Called once the exit code is known. If the process never started (the engine reports exit code 126
-     * and pid 0) and the only output was runc's complaint, returns the exit code a shell would give (127
-     * for a missing binary, 126 otherwise) and turns the message into stderr; otherwise releases any held
-     * bytes as the stdout they were.
+     * Called once the exit code is known. If the process never started (dockerd: exit code 126 and pid 0;
+     * Podman: 126 or 127 after its {@code Error: } line) and the only output was the runtime's complaint, returns
+     * the exit code a shell would give (127 for a missing binary, 126 otherwise) and turns the message into one
+     * stderr line; otherwise releases any held bytes as the output they were.
      */
     int finish(int exitCode, boolean neverStarted) {
         if (held == null) {
             return exitCode;
         }
-        if (exitCode == 126 && neverStarted && demux.payloadLeft() == 0 && isStartFailure(held, heldFill)) {
+        boolean code = exitCode == 126 || (podman && exitCode == 127);
+        if (code && neverStarted && demux.payloadLeft() == 0 && isStartFailure(held, heldFill)) {
             String message = new String(held, 0, heldFill, StandardCharsets.UTF_8);
             byte[] line = held;
             int length = heldFill;
             held = null;
-            deliver(ExecStream.STDERR, line, 0, length);
+            if (heldStream == ExecStream.STDERR) {
+                // One line as on Docker: Podman's "Error: " prefix and its attach-socket complaint dropped.
+                byte[] one = (message.substring(PODMAN_ERROR.length()).stripTrailing() + "\n")
+                        .getBytes(StandardCharsets.UTF_8);
+                deliver(ExecStream.STDERR, one, 0, one.length);
+                String rest = PODMAN_ATTACH_NOISE.matcher(tailText()).replaceAll("");
+                byte[] restBytes = rest.getBytes(StandardCharsets.UTF_8);
+                deliver(ExecStream.STDERR, restBytes, 0, restBytes.length);
+                tail = null;
+            } else {
+                deliver(ExecStream.STDERR, line, 0, length);
+            }
             return startFailureExitCode(message);
         }
         releaseHeld();
         return exitCode;
+    }
+
+    private String tailText() {
+        return tail == null ? "" : new String(tail, 0, tailFill, StandardCharsets.UTF_8);
     }
 
     /**
@@ -90,7 +130,10 @@ public final class ExecOutput implements StreamDemux.Sink {
      * ({@code cannot exec in a stopped state: unknown}, {@code container is not running}). Held back only
      * until the exit code shows whether the process started.
      */
-    private static boolean isStartFailure(byte[] bytes, int length) {
+    private boolean isStartFailure(byte[] bytes, int length) {
+        if (heldStream == ExecStream.STDERR) {
+            return isPodmanStartFailure(new String(bytes, 0, length, StandardCharsets.UTF_8));
+        }
         if (startsWith(bytes, length, START_FAILURE)) {
             return true;
         }
@@ -104,6 +147,18 @@ public final class ExecOutput implements StreamDemux.Sink {
         }
         String line = new String(bytes, 0, length, StandardCharsets.UTF_8);
         return line.endsWith(": unknown\r\n") || EngineClient.smellsOfRemoval(line);
+    }
+
+    /**
+     * Whether a first stderr frame is Podman's report of an exec that could not start: one line
+     * {@code Error: <runtime>: exec failed: ...} about the command (see {@link EngineExec#isCommandFailure}) or
+     * about its container going away.
+     */
+    static boolean isPodmanStartFailure(String frame) {
+        if (!frame.startsWith(PODMAN_ERROR) || !frame.endsWith("\n") || frame.indexOf('\n') != frame.length() - 1) {
+            return false;
+        }
+        return EngineExec.isCommandFailure(frame) || EngineClient.smellsOfRemoval(frame);
     }
 
     /**
@@ -154,12 +209,23 @@ public final class ExecOutput implements StreamDemux.Sink {
     public void header(int type, long payloadLeft) {
         // 0 would be stdin (never sent back), 3 is the engine's own error stream.
         current = type == 2 || type == 3 ? ExecStream.STDERR : ExecStream.STDOUT;
+        toTail = false;
         if (held != null) {
+            // Podman: stderr after its start failure stays with it (bounded) until the exit code is known.
+            if (podman && current == ExecStream.STDERR && tailFill + payloadLeft <= MAX_HELD) {
+                if (tail == null) {
+                    tail = new byte[MAX_HELD];
+                }
+                toTail = true;
+                return;
+            }
             releaseHeld();
         }
-        if (firstFrame && current == ExecStream.STDOUT && payloadLeft >= MIN_HELD && payloadLeft <= MAX_HELD) {
+        ExecStream holdable = podman ? ExecStream.STDERR : ExecStream.STDOUT;
+        if (firstFrame && current == holdable && payloadLeft >= MIN_HELD && payloadLeft <= MAX_HELD) {
             held = new byte[(int) payloadLeft];
             heldFill = 0;
+            heldStream = current;
         }
         firstFrame = false;
         if (payloadLeft == 0 && held != null) {
@@ -171,7 +237,13 @@ public final class ExecOutput implements StreamDemux.Sink {
         byte[] bytes = held;
         int length = heldFill;
         held = null;
-        deliver(ExecStream.STDOUT, bytes, 0, length);
+        deliver(heldStream, bytes, 0, length);
+        if (tail != null) {
+            byte[] t = tail;
+            tail = null;
+            toTail = false;
+            deliver(ExecStream.STDERR, t, 0, tailFill);
+        }
     }
 
     private void deliver(ExecStream stream, byte[] bytes, int offset, int length) {

@@ -141,6 +141,80 @@ class ExecOutputTest {
         assertThat(order).containsExactly("STDOUT:" + text, "STDERR:next");
     }
 
+    /** Frames as Podman 4.3's Docker API sent them (captured on its socket with runc 1.1). */
+    private static final String PODMAN_NOT_FOUND = "Error: runc: exec failed: unable to start container process: exec: "
+            + "\"nosuch\": executable file not found in $PATH: OCI runtime attempted to invoke a command that was not found\n";
+    private static final String PODMAN_ATTACH = "Error: read unixpacket @->/proc/self/fd/14/attach: read: connection "
+            + "reset by peer\n";
+
+    @Test
+    void podmanStartFailureBecomesOneStderrLineWithTheShellsExitCode() {
+        List<String> seen = new ArrayList<>();
+        ExecOutput out = new ExecOutput(1000, 1000, (s, b, o, l) -> seen.add(s + ":" + new String(b, o, l,
+                StandardCharsets.UTF_8)));
+        out.podman(true);
+        ByteArrayOutputStream stream = new ByteArrayOutputStream();
+        frame(stream, 2, PODMAN_NOT_FOUND.getBytes(StandardCharsets.UTF_8));
+        frame(stream, 2, PODMAN_ATTACH.getBytes(StandardCharsets.UTF_8));
+        out.consume(ByteBuffer.wrap(stream.toByteArray()));
+
+        assertThat(seen).as("held until the exit code is known").isEmpty();
+        assertThat(out.heldStartFailure()).isEqualTo(PODMAN_NOT_FOUND);
+        assertThat(out.finish(127, true)).isEqualTo(127);
+        String line = PODMAN_NOT_FOUND.substring("Error: ".length());
+        assertThat(new String(out.stderr(), StandardCharsets.UTF_8)).isEqualTo(line);
+        assertThat(seen).containsExactly("STDERR:" + line);
+        assertThat(out.stdout()).isEmpty();
+    }
+
+    @Test
+    void podmanWorkingDirFailureIs126AsOnDocker() {
+        // Podman maps runc's chdir failure to 127; a shell (and sandboxkit on Docker) says 126.
+        String chdir = "Error: runc: exec failed: unable to start container process: chdir to cwd (\"/nonexist\") set "
+                + "in config.json failed: no such file or directory: OCI runtime attempted to invoke a command that was "
+                + "not found\n";
+        ExecOutput out = new ExecOutput(1000, 1000, null);
+        out.podman(true);
+        out.consume(ByteBuffer.wrap(frame(2, chdir)));
+        assertThat(out.finish(127, true)).isEqualTo(126);
+    }
+
+    @Test
+    void podmanStderrThatIsNotAStartFailureFlowsAtOnceAndInOrder() {
+        List<String> seen = new ArrayList<>();
+        ExecOutput out = new ExecOutput(1000, 1000, (s, b, o, l) -> seen.add(s + ":" + new String(b, o, l,
+                StandardCharsets.UTF_8)));
+        out.podman(true);
+        out.consume(ByteBuffer.wrap(frame(2, "warning: something\n")));
+        assertThat(seen).containsExactly("STDERR:warning: something\n");
+
+        // A program that prints Podman's words and exits 127 keeps its output: it did start.
+        List<String> order = new ArrayList<>();
+        ExecOutput lookalike = new ExecOutput(1000, 1000, (s, b, o, l) -> order.add(s + ":" + new String(b, o, l,
+                StandardCharsets.UTF_8)));
+        lookalike.podman(true);
+        ByteArrayOutputStream stream = new ByteArrayOutputStream();
+        frame(stream, 2, PODMAN_NOT_FOUND.getBytes(StandardCharsets.UTF_8));
+        frame(stream, 2, PODMAN_ATTACH.getBytes(StandardCharsets.UTF_8));
+        frame(stream, 1, "out".getBytes(StandardCharsets.UTF_8));
+        lookalike.consume(ByteBuffer.wrap(stream.toByteArray()));
+        assertThat(lookalike.finish(127, false)).isEqualTo(127);
+        assertThat(order).containsExactly("STDERR:" + PODMAN_NOT_FOUND, "STDERR:" + PODMAN_ATTACH, "STDOUT:out");
+    }
+
+    @Test
+    void podmanIsRecognisedByItsVersionComponents() throws Exception {
+        assertThat(EngineClient.isPodman(EngineClient.JSON.readTree(
+                "{\"Components\":[{\"Name\":\"Podman Engine\",\"Version\":\"4.3.1\"},{\"Name\":\"Conmon\"}]}")))
+                .isTrue();
+        assertThat(EngineClient.isPodman(EngineClient.JSON.readTree(
+                "{\"Components\":[{\"Name\":\"Engine\",\"Version\":\"20.10.24\"},{\"Name\":\"containerd\"}]}")))
+                .isFalse();
+        assertThat(EngineClient.isPodman(EngineClient.JSON.readTree("{\"Version\":\"20.10.24\"}"))).isFalse();
+        assertThat(EngineClient.smellsOfRemoval("can only create exec sessions on running containers: container state "
+                + "improper")).isTrue();
+    }
+
     @Test
     void mapsStartFailureMessagesToShellExitCodes() {
         assertThat(ExecOutput.startFailureExitCode("exec: \"x\": executable file not found in $PATH")).isEqualTo(127);
