@@ -69,6 +69,8 @@ public final class EngineConnection implements Closeable {
 
     private final DockerHost host;
     private final SocketChannel channel;
+    /** TLS on the channel, or {@code null} for a plain connection. */
+    private TlsWire tls;
     private final Selector selector;
     private final SelectionKey key;
     /** Received, not yet consumed bytes: kept in read mode (position = next byte, limit = end). */
@@ -103,6 +105,14 @@ public final class EngineConnection implements Closeable {
             }
             if (!host.unix()) {
                 ch.socket().setTcpNoDelay(true);
+            }
+            if (host.tls() != null) {
+                c.tls = new TlsWire(host.tls().newEngine(host.uri().getHost(), host.port()), ch);
+                int wait;
+                while ((wait = c.tls.handshake()) != 0) {
+                    c.interest(wait);
+                    c.await(deadline, "in the TLS handshake");
+                }
             }
             return c;
         } catch (IOException | RuntimeException e) {
@@ -148,13 +158,17 @@ public final class EngineConnection implements Closeable {
      */
     public void write(byte[] bytes, long deadline) throws IOException {
         ByteBuffer b = ByteBuffer.wrap(bytes);
-        while (b.hasRemaining()) {
+        while (b.hasRemaining() || (tls != null && !tls.flush())) {
             checkInterrupt();
-            if (channel.write(b) == 0) {
+            if (!b.hasRemaining() || send(b) == 0) {
                 interest(SelectionKey.OP_WRITE);
                 await(deadline, "writing the request");
             }
         }
+    }
+
+    private int send(ByteBuffer b) throws IOException {
+        return tls == null ? channel.write(b) : tls.write(b);
     }
 
     /**
@@ -256,7 +270,7 @@ public final class EngineConnection implements Closeable {
                 return 0;
             }
             int ops = SelectionKey.OP_READ;
-            if (pendingOut != null) {
+            if (pendingOut != null || (tls != null && tls.wantsWrite())) {
                 ops |= SelectionKey.OP_WRITE;
             }
             interest(ops);
@@ -326,13 +340,26 @@ public final class EngineConnection implements Closeable {
 
     private void flushPending() throws IOException {
         ByteBuffer out = pendingOut;
+        if (tls != null && tls.wantsWrite()) {
+            try {
+                if (!tls.flush()) {
+                    return; // the socket is full: the rest once it is writable
+                }
+            } catch (IOException e) {
+                if (out != null) {
+                    pendingOut = null;
+                    return;
+                }
+                throw e;
+            }
+        }
         if (out == null) {
             return;
         }
         if (out.hasRemaining()) {
             checkInterrupt();
             try {
-                channel.write(out);
+                send(out);
             } catch (ClosedByInterruptException e) {
                 throw interrupted(e);
             } catch (IOException e) {
@@ -342,7 +369,7 @@ public final class EngineConnection implements Closeable {
                 return;
             }
         }
-        if (!out.hasRemaining()) {
+        if (!out.hasRemaining() && (tls == null || !tls.wantsWrite())) {
             try {
                 shutdownOutput();
             } catch (IOException e) {
@@ -356,7 +383,7 @@ public final class EngineConnection implements Closeable {
         checkInterrupt();
         in.compact();
         try {
-            int n = channel.read(in);
+            int n = tls == null ? channel.read(in) : tls.read(in);
             if (n > 0) {
                 received += n;
             }
