@@ -32,6 +32,7 @@ import dev.sandboxkit.SandboxUnavailableException;
 import dev.sandboxkit.docker.internal.channel.ExecChannels;
 import dev.sandboxkit.docker.internal.engine.DockerHost;
 import dev.sandboxkit.docker.internal.engine.EngineClient;
+import dev.sandboxkit.docker.internal.engine.EngineDiscovery;
 import dev.sandboxkit.docker.internal.engine.EngineExec;
 import dev.sandboxkit.docker.internal.files.HostWorkspaces;
 import dev.sandboxkit.spi.CreateRequest;
@@ -97,7 +98,12 @@ final class DockerSandboxDriver implements SandboxDriver {
     private final Set<String> knownImages = ConcurrentHashMap.newKeySet();
 
     DockerSandboxDriver(DriverContext context) {
-        this.host = DockerHost.resolve(context);
+        this(context, EngineDiscovery.system());
+    }
+
+    /** With the environment and home of {@code discovery} instead of this process's (tests). */
+    DockerSandboxDriver(DriverContext context, EngineDiscovery discovery) {
+        this.host = discovery.resolve(context);
         requireLocalEngine(host, context.workspaceRoot());
         String defaultUser = context.property(DEFAULT_USER_PROPERTY).orElse(DEFAULT_USER).trim();
         try {

@@ -3,6 +3,7 @@ package dev.sandboxkit.docker.internal.engine;
 import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxException;
 import dev.sandboxkit.SandboxUnavailableException;
+import dev.sandboxkit.docker.DockerTlsException;
 import dev.sandboxkit.spi.DriverContext;
 
 import java.net.InetAddress;
@@ -184,8 +185,28 @@ public record DockerHost(URI uri, boolean unix, EngineTls tls, String source) {
         while (root.getCause() != null && root.getCause() != root) {
             root = root.getCause();
         }
+        if (tls != null && cutShort(root)) {
+            // Under TLS 1.3 the engine checks our certificate after our side of the handshake is done: a refusal
+            // arrives as an alert, which a client busy writing its request sees only as a broken pipe.
+            javax.net.ssl.SSLException refusal = EngineConnection.tlsRefusal(this);
+            if (refusal != null) {
+                DockerTlsException typed = EngineTls.failure(uri.toString(), refusal);
+                typed.addSuppressed(cause);
+                return typed;
+            }
+        }
         String detail = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
         return new SandboxUnavailableException("Docker engine at " + uri + " is unreachable: " + detail, cause);
+    }
+
+    /** A connection that was accepted and then broke: what a refused client certificate looks like mid-request. */
+    private static boolean cutShort(Throwable root) {
+        if (root instanceof java.io.EOFException) {
+            return true;
+        }
+        String m = root.getMessage() == null ? "" : root.getMessage().toLowerCase(java.util.Locale.ROOT);
+        return root instanceof java.net.SocketException && !(root instanceof java.net.ConnectException)
+                && (m.contains("broken pipe") || m.contains("connection reset") || m.contains("socket closed"));
     }
 
     @Override

@@ -125,6 +125,29 @@ public final class EngineConnection implements Closeable {
     }
 
     /**
+     * Why a TLS engine refuses this client, found by a fresh ping that reads the engine's alert even when sending
+     * the request failed (the engine hangs up right after its alert). Only failure paths call this.
+     *
+     * @return the engine's TLS refusal, or {@code null} if the ping shows none
+     */
+    static javax.net.ssl.SSLException tlsRefusal(DockerHost host) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        try (EngineConnection c = open(host, deadline)) {
+            try {
+                c.write("GET /_ping HTTP/1.1\r\nHost: docker\r\n\r\n".getBytes(StandardCharsets.US_ASCII), deadline);
+            } catch (javax.net.ssl.SSLException e) {
+                return e;
+            } catch (IOException e) {
+                // broken pipe: the alert may be waiting in the receive queue
+            }
+            c.readHead(deadline);
+            return null;
+        } catch (IOException | RuntimeException e) {
+            return EngineTls.sslCause(e);
+        }
+    }
+
+    /**
      * The receive buffer in read mode; consumers advance its position.
      *
      * @return the buffer holding received, unconsumed bytes

@@ -70,13 +70,29 @@ public final class EngineDiscovery {
     }
 
     /**
+     * Discovery over a given environment and home, probing the usual rootful sockets ({@code /var/run/docker.sock},
+     * {@code /run/podman/podman.sock}) or the ones given.
+     *
+     * @param env                 environment variables ({@code DOCKER_HOST}, {@code XDG_RUNTIME_DIR}, ...)
+     * @param home                the user's home directory
+     * @param systemDockerSockets rootful Docker sockets to probe, or {@code null} for {@code /var/run/docker.sock}
+     * @param systemPodmanSockets rootful Podman sockets to probe, or {@code null} for {@code /run/podman/podman.sock}
+     * @return the discovery
+     */
+    public static EngineDiscovery of(Map<String, String> env, Path home, List<Path> systemDockerSockets,
+            List<Path> systemPodmanSockets) {
+        return new EngineDiscovery(env, home,
+                systemDockerSockets == null ? List.of(Path.of("/var/run/docker.sock")) : systemDockerSockets,
+                systemPodmanSockets == null ? List.of(Path.of("/run/podman/podman.sock")) : systemPodmanSockets);
+    }
+
+    /**
      * Discovery over this process's environment and home.
      *
      * @return the discovery
      */
     public static EngineDiscovery system() {
-        return new EngineDiscovery(System.getenv(), Path.of(System.getProperty("user.home", "/")),
-                List.of(Path.of("/var/run/docker.sock")), List.of(Path.of("/run/podman/podman.sock")));
+        return of(System.getenv(), Path.of(System.getProperty("user.home", "/")), null, null);
     }
 
     /**

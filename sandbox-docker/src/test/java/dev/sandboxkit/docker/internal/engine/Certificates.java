@@ -7,12 +7,12 @@ import java.util.ArrayList;
 import java.util.List;
 
 /** Test certificates made with the {@code openssl} CLI (scripts/setup-env.sh installs it). */
-final class Certificates {
+public final class Certificates {
     private Certificates() {
     }
 
     /** A self-signed {@code ca.pem} and a {@code cert.pem}/{@code key.pem} pair it signed, in {@code dir}. */
-    static Path write(Path dir) throws IOException, InterruptedException {
+    public static Path write(Path dir) throws IOException, InterruptedException {
         openssl(dir, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca-key.pem", "-out", "ca.pem",
                 "-days", "1", "-subj", "/CN=unit CA");
         openssl(dir, "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", "key.pem");
@@ -23,7 +23,7 @@ final class Certificates {
     }
 
     /** Runs openssl in {@code dir}; returns its output. */
-    static String openssl(Path dir, String... args) throws IOException, InterruptedException {
+    public static String openssl(Path dir, String... args) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of("openssl"));
         cmd.addAll(List.of(args));
         Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true).start();
