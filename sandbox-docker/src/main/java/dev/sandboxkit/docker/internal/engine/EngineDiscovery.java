@@ -171,8 +171,8 @@ public final class EngineDiscovery {
     /** TLS settings for an explicit address: properties first, then DOCKER_TLS_VERIFY / DOCKER_CERT_PATH. */
     private DockerHost withTls(String value, DriverContext context, String source) {
         String v = value.trim();
-        if (v.startsWith("unix:")) {
-            return DockerHost.of(v, null, source);
+        if (!v.startsWith("tcp:") && !v.startsWith("http:") && !v.startsWith("https:")) {
+            return DockerHost.of(v, null, source); // a socket (TLS settings do not apply), or refused with the forms
         }
         Optional<String> verifyProperty = context.property(TLS_VERIFY).map(String::trim);
         boolean tls;

@@ -109,7 +109,7 @@ final class TlsWire {
                 } catch (SSLException truncated) {
                     // no close_notify before the TCP end: the HTTP framing tells whether the answer was complete
                 }
-                return appIn.hasRemaining() ? 0 : -1;
+                continue; // eof: the loop's top hands out what is left, then -1
             }
             if (n == 0) {
                 return 0;

@@ -331,10 +331,14 @@ class EngineDiscoveryTest {
 
     @Test
     void unsupportedSchemesNameTheAcceptedForms() {
+        env.put("DOCKER_TLS_VERIFY", "1"); // TLS settings must not hide that the scheme itself is wrong
         for (String bad : List.of("ssh://user@host", "npipe:////./pipe/docker_engine", "unix://")) {
             assertThatThrownBy(() -> discovery().resolve(context(Map.of("docker.host", bad)))).as(bad)
-                    .isInstanceOf(SandboxConfigurationException.class);
+                    .isInstanceOf(SandboxConfigurationException.class).isNotInstanceOf(DockerTlsException.class);
         }
+        assertThatThrownBy(() -> discovery().resolve(context(Map.of("docker.host", "ssh://user@host"))))
+                .hasMessageContaining("unix:///path/to/docker.sock").hasMessageContaining("tcp://host:port");
+        env.remove("DOCKER_TLS_VERIFY");
         assertThatThrownBy(() -> discovery().resolve(context(Map.of("docker.host", "tcp://127.0.0.1:1",
                 "docker.tlsVerify", "maybe")))).isInstanceOf(SandboxConfigurationException.class)
                 .hasMessageContaining("docker.tlsVerify");
