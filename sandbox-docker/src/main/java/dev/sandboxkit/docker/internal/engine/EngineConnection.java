@@ -46,6 +46,12 @@ import java.util.concurrent.TimeUnit;
  * so no value can overflow or be cut by a cast. A body is held in blocks as its bytes arrive, never in an
  * array sized by what the answer claims.
  *
+ * <h2>TLS</h2>
+ * For a TLS engine the same calls go through a {@link TlsWire} (an {@code SSLEngine}) after a handshake under the
+ * connection's deadline; everything above (deadlines, limits, stdin then half-close) is unchanged. A TLS failure
+ * is an {@link javax.net.ssl.SSLException}, which {@link DockerHost#unreachable} turns into a
+ * {@link dev.sandboxkit.docker.DockerTlsException}.
+ *
  * <p>An answer that breaks HTTP or a limit, or ends before it is complete, is a
  * {@link SandboxExecException} naming the engine, thrown at once: the endpoint answered, so it is not
  * unreachable, retrying will not make it well-formed, and the request may have been carried out (every use of
@@ -369,11 +375,10 @@ public final class EngineConnection implements Closeable {
                     return; // the socket is full: the rest once it is writable
                 }
             } catch (IOException e) {
-                if (out != null) {
-                    pendingOut = null;
-                    return;
-                }
-                throw e;
+                // As below: stop writing, keep reading what the process printed.
+                tls.dropPending();
+                pendingOut = null;
+                return;
             }
         }
         if (out == null) {
@@ -389,6 +394,9 @@ public final class EngineConnection implements Closeable {
                 // The process exited without reading all of stdin (EPIPE/ECONNRESET): stop writing,
                 // keep reading whatever it printed.
                 pendingOut = null;
+                if (tls != null) {
+                    tls.dropPending();
+                }
                 return;
             }
         }

@@ -142,6 +142,11 @@ final class TlsWire {
         return true;
     }
 
+    /** Forgets encrypted bytes not sent yet: after a failed write, nothing more will be sent. */
+    void dropPending() {
+        netOut.position(netOut.limit());
+    }
+
     /** Whether encrypted bytes wait to be sent. */
     boolean wantsWrite() {
         return netOut.hasRemaining();
