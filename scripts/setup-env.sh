@@ -12,6 +12,7 @@ need_pkgs=()
 command -v dockerd >/dev/null 2>&1 || need_pkgs+=(docker.io)
 dpkg -s busybox-static >/dev/null 2>&1 || need_pkgs+=(busybox-static)   # static: it runs in a FROM-scratch image
 command -v runsc >/dev/null 2>&1 || need_pkgs+=(runsc)                   # gVisor, a second wall (tests run on it too)
+command -v openssl >/dev/null 2>&1 || need_pkgs+=(openssl)               # certificates for the TLS engine tests (TlsEngine)
 if [ "${#need_pkgs[@]}" -gt 0 ]; then
   log "installing ${need_pkgs[*]}"
   export DEBIAN_FRONTEND=noninteractive

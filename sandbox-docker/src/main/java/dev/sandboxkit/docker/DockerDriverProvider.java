@@ -1,12 +1,11 @@
 package dev.sandboxkit.docker;
 
 import dev.sandboxkit.SandboxConfigurationException;
-import dev.sandboxkit.docker.internal.engine.DockerHost;
+import dev.sandboxkit.docker.internal.engine.EngineDiscovery;
 import dev.sandboxkit.spi.DriverContext;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SandboxDriverProvider;
 
-import java.nio.file.Files;
 import java.util.Optional;
 
 /**
@@ -41,32 +40,27 @@ public final class DockerDriverProvider implements SandboxDriverProvider {
     }
 
     /**
-     * Usable when the configured host is a TCP address, or its unix socket file exists. Does not connect.
+     * Usable when the configured engine is a TCP address or an existing unix socket, or, with nothing configured,
+     * when one of the sockets discovery would probe exists. Does not connect.
      *
      * @param context the manager's settings
      * @return empty if usable, otherwise why not
      */
     @Override
     public Optional<String> unavailableReason(DriverContext context) {
-        DockerHost host;
-        try {
-            host = DockerHost.resolve(context);
-        } catch (SandboxConfigurationException e) {
-            return Optional.of(e.getMessage());
-        }
-        if (!host.unix() || Files.exists(host.socketPath())) {
-            return Optional.empty();
-        }
-        return Optional.of("no Docker socket at " + host.socketPath()
-                + " (start the engine, or set DOCKER_HOST or -Dsandboxkit." + DockerHost.PROPERTY + ")");
+        return EngineDiscovery.system().unavailableReason(context);
     }
 
     /**
-     * Creates the driver. Does not connect: the first call does.
+     * Creates the driver. Finds the engine ({@code docker.host}, {@code DOCKER_HOST}, the Docker context, else the
+     * first local socket that answers a ping); a configured engine is not contacted: the first call does.
      *
      * @param context the manager's settings
      * @return a new driver
-     * @throws SandboxConfigurationException if a setting is invalid or the host needs TLS
+     * @throws SandboxConfigurationException if a setting is invalid, the engine is remote (workdirs are host
+     *                                       directories), or plain TCP goes beyond loopback
+     * @throws DockerTlsException            if the TLS files cannot be used
+     * @throws dev.sandboxkit.SandboxUnavailableException if nothing is configured and no local socket answers
      */
     @Override
     public SandboxDriver create(DriverContext context) {

@@ -32,6 +32,7 @@ import dev.sandboxkit.SandboxUnavailableException;
 import dev.sandboxkit.docker.internal.channel.ExecChannels;
 import dev.sandboxkit.docker.internal.engine.DockerHost;
 import dev.sandboxkit.docker.internal.engine.EngineClient;
+import dev.sandboxkit.docker.internal.engine.EngineDiscovery;
 import dev.sandboxkit.docker.internal.engine.EngineExec;
 import dev.sandboxkit.docker.internal.files.HostWorkspaces;
 import dev.sandboxkit.spi.CreateRequest;
@@ -61,6 +62,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import javax.net.ssl.SSLContext;
 
 /**
  * Runs each sandbox as a container on a Docker engine. Lifecycle (images, create, start, remove, list)
@@ -98,10 +100,13 @@ final class DockerSandboxDriver implements SandboxDriver {
     private volatile String podmanRuntime;
 
     DockerSandboxDriver(DriverContext context) {
-        this.host = DockerHost.resolve(context);
-        if (host.tls()) {
-            throw new SandboxConfigurationException("TLS docker hosts are not supported by the exec path yet: " + host);
-        }
+        this(context, EngineDiscovery.system());
+    }
+
+    /** With the environment and home of {@code discovery} instead of this process's (tests). */
+    DockerSandboxDriver(DriverContext context, EngineDiscovery discovery) {
+        this.host = discovery.resolve(context);
+        requireLocalEngine(host, context.workspaceRoot());
         String defaultUser = context.property(DEFAULT_USER_PROPERTY).orElse(DEFAULT_USER).trim();
         try {
             requireEngineIds(HostWorkspaces.Ids.parse(defaultUser));
@@ -115,7 +120,13 @@ final class DockerSandboxDriver implements SandboxDriver {
                 .withDockerHost(host.dockerJavaHost())
                 .withDockerTlsVerify(false)
                 .build();
-        ZerodepDockerHttpClient http = new ZerodepDockerHttpClient.Builder()
+        ZerodepDockerHttpClient.Builder httpBuilder = new ZerodepDockerHttpClient.Builder();
+        if (host.isTls()) {
+            // The same context as the exec path: JDK-only PEM loading, the engine verified, host name included.
+            SSLContext ssl = host.tls().context();
+            httpBuilder.sslConfig(() -> ssl);
+        }
+        ZerodepDockerHttpClient http = httpBuilder
                 .dockerHost(URI.create(host.dockerJavaHost()))
                 .maxConnections(32)
                 .connectionTimeout(Duration.ofSeconds(10))
@@ -127,6 +138,21 @@ final class DockerSandboxDriver implements SandboxDriver {
         // setsid gives each channel command a session of its own, as an engine exec has (one more exec each).
         this.channels = new ExecChannels(engine, execs, context.property(ExecChannels.SETSID_PROPERTY)
                 .map(v -> !v.trim().equalsIgnoreCase("false")).orElse(true));
+    }
+
+    /**
+     * A workdir is a host directory bind-mounted into the container, which only an engine on this machine can
+     * mount. A remote engine would need a named volume per session (not supported yet): refuse it now rather
+     * than create containers on a directory the engine does not have.
+     */
+    static void requireLocalEngine(DockerHost host, Path workspaceRoot) {
+        if (!host.local()) {
+            throw new SandboxConfigurationException("the Docker engine at " + host + " (" + host.source() + ") is "
+                    + "remote, but sandbox workdirs are host directories under " + workspaceRoot + ", which exist only "
+                    + "on this machine: a remote engine needs a named volume per session, which this driver does not "
+                    + "support yet. Use an engine on this machine (unix socket, loopback or one of this host's "
+                    + "addresses)");
+        }
     }
 
     @Override

@@ -1,12 +1,18 @@
 /**
- * The Docker driver: one container per session on a local (or plain-TCP) Docker engine.
+ * The Docker driver: one container per session on a Docker engine on this machine (a unix socket, or TCP: TLS, or
+ * plain on loopback).
  *
  * <p>Put {@code dev.sandboxkit:sandbox-docker} on the classpath and {@link dev.sandboxkit.SandboxManager}
  * finds it through {@link dev.sandboxkit.docker.DockerDriverProvider} (name {@code docker}). Settings, given
  * with {@code SandboxManager.builder().driverProperty(..)} or as {@code -Dsandboxkit.<key>}:
  * <ul>
  *   <li>{@code docker.host}: engine address, {@code unix:///path} or {@code tcp://host:port}; default
- *       {@code DOCKER_HOST}, else {@code unix:///var/run/docker.sock}. TLS engines are not supported yet.</li>
+ *       {@code DOCKER_HOST}, else the current Docker context, else the first of the rootless and rootful Docker and
+ *       Podman sockets that answers a ping. {@code docker.tlsVerify}, {@code docker.certPath} (or
+ *       {@code DOCKER_TLS_VERIFY}, {@code DOCKER_CERT_PATH}) and {@code docker.tlsCaCert}, {@code docker.tlsCert},
+ *       {@code docker.tlsKey} make it a TLS engine, whose certificate is always verified; a certificate problem is a
+ *       {@link dev.sandboxkit.docker.DockerTlsException}. Plain TCP is accepted on loopback only, and an engine on
+ *       another machine is refused (workdirs are host directories).</li>
  *   <li>{@code docker.defaultUser}: {@code uid[:gid]} for sandboxes when the spec names no user and the JVM
  *       runs as root; default {@code 10001:10001}. A non-root JVM runs sandboxes as itself.</li>
  *   <li>{@code docker.pullTimeout}: how long a pull may take, seconds or ISO-8601; default 10 minutes.</li>
@@ -26,7 +32,8 @@
  * {@code docker.host} at its socket. The driver detects it and handles where its answers differ (exec inspect,
  * start failures, container inspect, the runtime it ignores); see the README's "Podman" section.
  *
- * <p>Only this package is API, and only {@link dev.sandboxkit.docker.DockerDriverProvider} in it. The driver
+ * <p>Only this package is API: {@link dev.sandboxkit.docker.DockerDriverProvider} and
+ * {@link dev.sandboxkit.docker.DockerTlsException}. The driver
  * ({@code DockerSandboxDriver}: lifecycle through docker-java) wires three internal parts, none of them API:
  * <ul>
  *   <li>{@code dev.sandboxkit.docker.internal.engine}: the raw Engine API client over the socket (HTTP/1.1,
@@ -37,6 +44,6 @@
  *       (descriptor-relative syscalls through JNA, the tar codec).</li>
  * </ul>
  * Dependencies point one way: the driver uses all three, {@code channel} uses {@code engine}, {@code files}
- * uses neither.
+ * uses neither; {@code engine} throws this package's {@code DockerTlsException}, its only use of it.
  */
 package dev.sandboxkit.docker;

@@ -335,11 +335,13 @@ class DockerLifecycleTest extends DriverOnDocker {
     }
 
     @Test
-    void tlsHostsAndBadSettingsAreRejectedAtCreation() {
+    void tlsWithoutCaAndBadSettingsAreRejectedAtCreation() {
         DockerDriverProvider p = new DockerDriverProvider();
-        assertThatThrownBy(() -> p.create(context(instanceId, root, Map.of("docker.host", "https://127.0.0.1:2376"))))
-                .isInstanceOf(SandboxConfigurationException.class)
-                .hasMessageContaining("TLS docker hosts are not supported by the exec path yet");
+        // TLS without a CA to verify the engine with (no docker.certPath, DOCKER_CERT_PATH or ~/.docker/ca.pem).
+        assertThatThrownBy(() -> p.create(context(instanceId, root, Map.of("docker.host", "https://127.0.0.1:2376",
+                "docker.certPath", root.resolve("no-certs").toString()))))
+                .isInstanceOf(DockerTlsException.class)
+                .hasMessageContaining("no CA certificate at " + root.resolve("no-certs/ca.pem"));
         assertThatThrownBy(() -> p.create(context(instanceId, root, Map.of("docker.defaultUser", "nobody"))))
                 .isInstanceOf(SandboxConfigurationException.class);
         for (String tooLarge : new String[] {"2147483648", "1000:4294967294", "4294967295", "99999999999"}) {

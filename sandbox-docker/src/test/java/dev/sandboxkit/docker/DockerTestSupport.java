@@ -175,7 +175,16 @@ final class DockerTestSupport {
         return cli(Path.of("."), host, args);
     }
 
+    /** Runs the docker CLI with extra environment variables (DOCKER_CONFIG, say); returns stdout. */
+    static String cliWithEnv(Map<String, String> env, String... args) {
+        return cli(Path.of("."), null, env, args);
+    }
+
     private static String cli(Path dir, String host, String... args) {
+        return cli(dir, host, Map.of(), args);
+    }
+
+    private static String cli(Path dir, String host, Map<String, String> env, String... args) {
         List<String> cmd = new java.util.ArrayList<>(List.of("docker"));
         cmd.addAll(List.of(args));
         try {
@@ -183,6 +192,7 @@ final class DockerTestSupport {
             if (host != null) {
                 pb.environment().put("DOCKER_HOST", host);
             }
+            pb.environment().putAll(env);
             Process p = pb.start();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0) {

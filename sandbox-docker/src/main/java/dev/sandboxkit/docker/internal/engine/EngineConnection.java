@@ -46,6 +46,12 @@ import java.util.concurrent.TimeUnit;
  * so no value can overflow or be cut by a cast. A body is held in blocks as its bytes arrive, never in an
  * array sized by what the answer claims.
  *
+ * <h2>TLS</h2>
+ * For a TLS engine the same calls go through a {@link TlsWire} (an {@code SSLEngine}) after a handshake under the
+ * connection's deadline; everything above (deadlines, limits, stdin then half-close) is unchanged. A TLS failure
+ * is an {@link javax.net.ssl.SSLException}, which {@link DockerHost#unreachable} turns into a
+ * {@link dev.sandboxkit.docker.DockerTlsException}.
+ *
  * <p>An answer that breaks HTTP or a limit, or ends before it is complete, is a
  * {@link SandboxExecException} naming the engine, thrown at once: the endpoint answered, so it is not
  * unreachable, retrying will not make it well-formed, and the request may have been carried out (every use of
@@ -69,6 +75,8 @@ public final class EngineConnection implements Closeable {
 
     private final DockerHost host;
     private final SocketChannel channel;
+    /** TLS on the channel, or {@code null} for a plain connection. */
+    private TlsWire tls;
     private final Selector selector;
     private final SelectionKey key;
     /** Received, not yet consumed bytes: kept in read mode (position = next byte, limit = end). */
@@ -104,6 +112,14 @@ public final class EngineConnection implements Closeable {
             if (!host.unix()) {
                 ch.socket().setTcpNoDelay(true);
             }
+            if (host.tls() != null) {
+                c.tls = new TlsWire(host.tls().newEngine(host.uri().getHost(), host.port()), ch);
+                int wait;
+                while ((wait = c.tls.handshake()) != 0) {
+                    c.interest(wait);
+                    c.await(deadline, "in the TLS handshake");
+                }
+            }
             return c;
         } catch (IOException | RuntimeException e) {
             ch.close();
@@ -111,6 +127,29 @@ public final class EngineConnection implements Closeable {
                 sel.close();
             }
             throw e;
+        }
+    }
+
+    /**
+     * Why a TLS engine refuses this client, found by a fresh ping that reads the engine's alert even when sending
+     * the request failed (the engine hangs up right after its alert). Only failure paths call this.
+     *
+     * @return the engine's TLS refusal, or {@code null} if the ping shows none
+     */
+    static javax.net.ssl.SSLException tlsRefusal(DockerHost host) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+        try (EngineConnection c = open(host, deadline)) {
+            try {
+                c.write("GET /_ping HTTP/1.1\r\nHost: docker\r\n\r\n".getBytes(StandardCharsets.US_ASCII), deadline);
+            } catch (javax.net.ssl.SSLException e) {
+                return e;
+            } catch (IOException e) {
+                // broken pipe: the alert may be waiting in the receive queue
+            }
+            c.readHead(deadline);
+            return null;
+        } catch (IOException | RuntimeException e) {
+            return EngineTls.sslCause(e);
         }
     }
 
@@ -148,13 +187,17 @@ public final class EngineConnection implements Closeable {
      */
     public void write(byte[] bytes, long deadline) throws IOException {
         ByteBuffer b = ByteBuffer.wrap(bytes);
-        while (b.hasRemaining()) {
+        while (b.hasRemaining() || (tls != null && !tls.flush())) {
             checkInterrupt();
-            if (channel.write(b) == 0) {
+            if (!b.hasRemaining() || send(b) == 0) {
                 interest(SelectionKey.OP_WRITE);
                 await(deadline, "writing the request");
             }
         }
+    }
+
+    private int send(ByteBuffer b) throws IOException {
+        return tls == null ? channel.write(b) : tls.write(b);
     }
 
     /**
@@ -256,7 +299,7 @@ public final class EngineConnection implements Closeable {
                 return 0;
             }
             int ops = SelectionKey.OP_READ;
-            if (pendingOut != null) {
+            if (pendingOut != null || (tls != null && tls.wantsWrite())) {
                 ops |= SelectionKey.OP_WRITE;
             }
             interest(ops);
@@ -326,23 +369,38 @@ public final class EngineConnection implements Closeable {
 
     private void flushPending() throws IOException {
         ByteBuffer out = pendingOut;
+        if (tls != null && tls.wantsWrite()) {
+            try {
+                if (!tls.flush()) {
+                    return; // the socket is full: the rest once it is writable
+                }
+            } catch (IOException e) {
+                // As below: stop writing, keep reading what the process printed.
+                tls.dropPending();
+                pendingOut = null;
+                return;
+            }
+        }
         if (out == null) {
             return;
         }
         if (out.hasRemaining()) {
             checkInterrupt();
             try {
-                channel.write(out);
+                send(out);
             } catch (ClosedByInterruptException e) {
                 throw interrupted(e);
             } catch (IOException e) {
                 // The process exited without reading all of stdin (EPIPE/ECONNRESET): stop writing,
                 // keep reading whatever it printed.
                 pendingOut = null;
+                if (tls != null) {
+                    tls.dropPending();
+                }
                 return;
             }
         }
-        if (!out.hasRemaining()) {
+        if (!out.hasRemaining() && (tls == null || !tls.wantsWrite())) {
             try {
                 shutdownOutput();
             } catch (IOException e) {
@@ -356,7 +414,7 @@ public final class EngineConnection implements Closeable {
         checkInterrupt();
         in.compact();
         try {
-            int n = channel.read(in);
+            int n = tls == null ? channel.read(in) : tls.read(in);
             if (n > 0) {
                 received += n;
             }

@@ -4,7 +4,9 @@
  * ({@code EngineConnection}), pooled keep-alive calls and the exec start that upgrades its connection to the
  * raw stream ({@code EngineClient}), the engine's multiplexed stdout/stderr framing ({@code StreamDemux}), and
  * the plain exec path on top: create, start, stream, inspect, kill by marker ({@code EngineExec},
- * {@code ExecOutput}). {@code DockerHost} is the engine's address. The response parser holds every answer to
+ * {@code ExecOutput}). {@code DockerHost} is the engine's address, found by {@code EngineDiscovery}; a TLS engine's
+ * material ({@code EngineTls}, PEM read by {@code PemKeys}) serves both docker-java and this client, which speaks TLS
+ * through an {@code SSLEngine} on its non-blocking channel ({@code TlsWire}). The response parser holds every answer to
  * fixed limits (see {@code EngineConnection}): a broken or hostile endpoint gets a
  * {@link dev.sandboxkit.SandboxExecException}, never unbounded memory.
  *

@@ -1,0 +1,29 @@
+package dev.sandboxkit.docker;
+
+import dev.sandboxkit.ExecMode;
+import dev.sandboxkit.SandboxSpec;
+import dev.sandboxkit.spi.DriverContext;
+import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.testkit.tck.SandboxDriverTck;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+
+/** {@link TlsDockerDriverTckTest} with {@link ExecMode#PLAIN}: every exec is an engine exec over TLS. */
+@DisplayName("Docker driver conformance over TLS, plain execs")
+class TlsDockerPlainExecTckTest extends SandboxDriverTck {
+
+    @BeforeAll
+    static void tlsEngine() {
+        TlsEngine.get();
+    }
+
+    @Override
+    protected SandboxDriver createDriver(DriverContext context) {
+        return new DockerDriverProvider().create(TlsDockerDriverTckTest.withTls(context));
+    }
+
+    @Override
+    protected SandboxSpec spec() {
+        return super.spec().toBuilder().execMode(ExecMode.PLAIN).build();
+    }
+}

@@ -1,0 +1,223 @@
+package dev.sandboxkit.docker;
+
+import dev.sandboxkit.ExecMode;
+import dev.sandboxkit.ExecRequest;
+import dev.sandboxkit.ExecResult;
+import dev.sandboxkit.Sandbox;
+import dev.sandboxkit.SandboxManager;
+import dev.sandboxkit.docker.internal.engine.DockerHost;
+import dev.sandboxkit.docker.internal.engine.EngineClient;
+import dev.sandboxkit.docker.internal.engine.EngineDiscovery;
+import dev.sandboxkit.spi.DriverContext;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+
+import static dev.sandboxkit.docker.DockerTestSupport.context;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The driver against the TLS engine ({@link TlsEngine}) beyond the conformance kit: each way of configuring
+ * it (properties, {@code DOCKER_TLS_VERIFY}/{@code DOCKER_CERT_PATH}, a Docker context), other key formats,
+ * large streams through the TLS records, and the typed errors for certificates on either side, on the lifecycle
+ * client (docker-java) and on the exec client alike.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class TlsEngineTest {
+    private TlsEngine engine;
+    private Path root;
+    private final String instanceId = DockerTestSupport.newInstanceId();
+
+    @BeforeAll
+    void start() throws IOException {
+        engine = TlsEngine.get();
+        root = Files.createTempDirectory("sandboxkit-tls-test");
+    }
+
+    @AfterAll
+    void cleanUp() {
+        if (engine != null) {
+            String left = engine.cli("ps", "-aq", "--filter", "label=dev.sandboxkit.owner=" + instanceId);
+            for (String id : left.split("\\s+")) {
+                if (!id.isBlank()) {
+                    engine.cli("rm", "-f", id);
+                }
+            }
+        }
+        if (root != null) {
+            DockerTestSupport.deleteTree(root);
+        }
+    }
+
+    private DockerSandboxDriver driver(Path certDir) {
+        return (DockerSandboxDriver) new DockerDriverProvider().create(context(instanceId, root.resolve("ws"),
+                engine.properties(certDir)));
+    }
+
+    @Test
+    void lifecycleAndExecWithAnEcClientKey() {
+        try (DockerSandboxDriver driver = driver(engine.ecClientDir)) {
+            driver.ping();
+            roundTrip(driver, "ec");
+        }
+    }
+
+    @Test
+    void largeStreamsCrossTheTlsRecordsIntact() {
+        try (DockerSandboxDriver driver = driver(engine.clientDir)) {
+            byte[] stdin = new byte[3 * 1024 * 1024 + 17];
+            new java.util.Random(7).nextBytes(stdin);
+            for (ExecMode mode : List.of(ExecMode.CHANNEL, ExecMode.PLAIN)) {
+                String id = DockerTestSupport.start(driver, instanceId, "big-" + mode,
+                        DockerTestSupport.spec().execMode(mode).build());
+                try {
+                    ExecResult r = driver.exec(id, ExecRequest.shell("cat; dd if=/dev/zero bs=65536 count=80 2>/dev/null")
+                            .withStdin(stdin).withOutputLimit(16 * 1024 * 1024).withTimeout(Duration.ofSeconds(60)));
+                    assertThat(r.exitCode()).as(mode.toString()).isZero();
+                    byte[] out = r.stdoutBytes();
+                    assertThat(out).as(mode.toString()).hasSize(stdin.length + 80 * 65536);
+                    assertThat(Arrays.copyOf(out, stdin.length)).as(mode.toString()).isEqualTo(stdin);
+                } finally {
+                    driver.remove(id);
+                }
+            }
+        }
+    }
+
+    @Test
+    void dockerTlsVerifyAndCertPathFromTheEnvironment() {
+        Map<String, String> env = Map.of("DOCKER_HOST", engine.host(), "DOCKER_TLS_VERIFY", "1",
+                "DOCKER_CERT_PATH", engine.clientDir.toString());
+        EngineDiscovery discovery = EngineDiscovery.of(env, root, List.of(), List.of());
+        try (DockerSandboxDriver driver = new DockerSandboxDriver(context(instanceId, root.resolve("ws")), discovery)) {
+            driver.ping();
+            roundTrip(driver, "env");
+        }
+    }
+
+    @Test
+    void aDockerContextWithTlsMaterial() throws IOException {
+        Path config = Files.createDirectories(root.resolve("docker-config"));
+        String id = sha256("tls-test");
+        Path meta = Files.createDirectories(config.resolve("contexts/meta").resolve(id));
+        Files.writeString(meta.resolve("meta.json"), "{\"Name\":\"tls-test\",\"Metadata\":{},\"Endpoints\":{\"docker\":"
+                + "{\"Host\":\"" + engine.host() + "\",\"SkipTLSVerify\":false}}}");
+        Path tls = Files.createDirectories(config.resolve("contexts/tls").resolve(id).resolve("docker"));
+        for (String f : List.of("ca.pem", "cert.pem", "key.pem")) {
+            Files.copy(engine.clientDir.resolve(f), tls.resolve(f));
+        }
+        Files.writeString(config.resolve("config.json"), "{\"currentContext\":\"tls-test\"}");
+        // The docker CLI agrees that this is a context it can use (same layout, same hash).
+        assertThat(DockerTestSupport.cliWithEnv(Map.of("DOCKER_CONFIG", config.toString()), "context", "ls",
+                "--format", "{{.Name}} {{.DockerEndpoint}}")).contains("tls-test " + engine.host());
+        EngineDiscovery discovery = EngineDiscovery.of(Map.of("DOCKER_CONFIG", config.toString()), root, List.of(),
+                List.of());
+        try (DockerSandboxDriver driver = new DockerSandboxDriver(context(instanceId, root.resolve("ws")), discovery)) {
+            driver.ping();
+            roundTrip(driver, "ctx");
+        }
+    }
+
+    @Test
+    void throughTheManager() {
+        SandboxManager.Builder builder = SandboxManager.builder().driver("docker").workspaceRoot(root.resolve("mgr"))
+                .instanceId(instanceId + "-m");
+        engine.properties(engine.clientDir).forEach(builder::driverProperty);
+        try (SandboxManager manager = builder.build()) {
+            try (Sandbox s = manager.acquire("tls-session", DockerTestSupport.spec().build())) {
+                ExecResult r = s.exec(ExecRequest.shell("echo over-tls > f && cat f"));
+                assertThat(r.stdout()).isEqualTo("over-tls\n");
+                assertThat(new String(s.files().readBytes("f"), StandardCharsets.UTF_8)).isEqualTo("over-tls\n");
+            }
+            manager.destroy("tls-session");
+        }
+    }
+
+    @Test
+    void aClientCertificateFromAnotherCaIsRefusedByTheEngine() {
+        assertRefused(engine.rogueClientDir, DockerTlsException.Reason.CLIENT_REJECTED, "refused this client");
+    }
+
+    @Test
+    void noClientCertificateIsRefusedByTheEngine() throws IOException {
+        Path caOnly = Files.createDirectories(root.resolve("ca-only"));
+        Files.copy(engine.clientDir.resolve("ca.pem"), caOnly.resolve("ca.pem"));
+        assertRefused(caOnly, DockerTlsException.Reason.CLIENT_REJECTED, "refused this client");
+    }
+
+    @Test
+    void anEngineCertificateFromAnotherCaIsNotTrusted() {
+        assertRefused(engine.wrongCaDir, DockerTlsException.Reason.ENGINE_NOT_TRUSTED, "not trusted");
+    }
+
+    @Test
+    void aManagerOnAnUntrustedEngineFailsToBuild() {
+        SandboxManager.Builder builder = SandboxManager.builder().driver("docker").workspaceRoot(root.resolve("bad"));
+        engine.properties(engine.wrongCaDir).forEach(builder::driverProperty);
+        assertThatThrownBy(builder::build).isInstanceOfSatisfying(DockerTlsException.class, e -> {
+            assertThat(e.reason()).isEqualTo(DockerTlsException.Reason.ENGINE_NOT_TRUSTED);
+            assertThat(e.isRetryable()).isFalse();
+        }).hasMessageContaining(engine.host());
+    }
+
+    /** The same typed error from docker-java (ping, list) and from the raw exec client. */
+    private void assertRefused(Path certDir, DockerTlsException.Reason reason, String text) {
+        try (DockerSandboxDriver driver = driver(certDir)) {
+            assertThatThrownBy(driver::ping).isInstanceOfSatisfying(DockerTlsException.class,
+                    e -> assertThat(e.reason()).isEqualTo(reason)).hasMessageContaining(text)
+                    .hasMessageContaining(engine.host());
+            assertThatThrownBy(() -> driver.list(Map.of())).isInstanceOf(DockerTlsException.class);
+            assertThatThrownBy(() -> driver.exec("0123456789ab", ExecRequest.of("true")))
+                    .isInstanceOfSatisfying(DockerTlsException.class, e -> assertThat(e.reason()).isEqualTo(reason))
+                    .hasMessageContaining(text);
+        }
+        DockerHost host = DockerHost.resolve(new DriverContext("t", root, java.time.Clock.systemUTC(),
+                engine.properties(certDir)));
+        try (EngineClient client = new EngineClient(host)) {
+            assertThatThrownBy(() -> {
+                try {
+                    client.call("GET", "/version", null);
+                } catch (IOException e) {
+                    throw host.unreachable(e);
+                }
+            }).isInstanceOfSatisfying(DockerTlsException.class, e -> assertThat(e.reason()).isEqualTo(reason));
+        }
+    }
+
+    /** Create, exec with stdin (EOF must reach `cat` through the TLS half-close), remove. */
+    private void roundTrip(DockerSandboxDriver driver, String session) {
+        String id = DockerTestSupport.start(driver, instanceId, session, DockerTestSupport.spec().build());
+        try {
+            ExecResult r = driver.exec(id, ExecRequest.of("cat").withStdin("through TLS".getBytes(StandardCharsets.UTF_8))
+                    .withTimeout(Duration.ofSeconds(20)));
+            assertThat(r.exitCode()).isZero();
+            assertThat(r.stdout()).isEqualTo("through TLS");
+            assertThat(r.timedOut()).isFalse();
+            assertThat(driver.list(Map.of("dev.sandboxkit.owner", instanceId))).anySatisfy(d ->
+                    assertThat(d.id()).isEqualTo(id));
+        } finally {
+            driver.remove(id);
+        }
+        assertThat(engine.cli("ps", "-aq", "--filter", "id=" + id)).isBlank();
+    }
+
+    private static String sha256(String s) {
+        try {
+            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(s.getBytes(StandardCharsets.UTF_8)));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
