@@ -186,6 +186,19 @@ public final class ExecChannels implements AutoCloseable {
                 continue;
             } catch (InterruptedIOException e) {
                 pool.openFailed();
+                if (e instanceof java.net.SocketTimeoutException && !Thread.currentThread().isInterrupted()) {
+                    // A slow engine under load, not an interrupt: this command runs plain (the next one tries a
+                    // channel again); a spec that asks for the channel gets the retryable unavailable error.
+                    if (client.containerGone(pool.containerId, true, pool::removed)) {
+                        throw removed(pool);
+                    }
+                    if (pool.mode == ExecMode.CHANNEL) {
+                        throw client.host().unreachable(e);
+                    }
+                    log.info("Container {}: opening a command channel timed out ({}); this exec runs plain",
+                            EngineExec.shortId(pool.containerId), e.getMessage());
+                    return null;
+                }
                 throw new SandboxExecException("interrupted while opening a command channel in "
                         + EngineExec.shortId(pool.containerId), e);
             } catch (IOException e) {
