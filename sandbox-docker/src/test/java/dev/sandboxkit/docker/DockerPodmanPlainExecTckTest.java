@@ -2,10 +2,6 @@ package dev.sandboxkit.docker;
 
 import dev.sandboxkit.ExecMode;
 import dev.sandboxkit.SandboxSpec;
-import dev.sandboxkit.spi.DriverContext;
-import dev.sandboxkit.spi.SandboxDriver;
-import dev.sandboxkit.testkit.tck.SandboxDriverTck;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 
 /**
@@ -14,17 +10,7 @@ import org.junit.jupiter.api.DisplayName;
  * runs the command channel).
  */
 @DisplayName("Docker driver conformance on Podman, plain execs")
-class DockerPodmanPlainExecTckTest extends SandboxDriverTck {
-
-    @BeforeAll
-    static void podmanServing() {
-        PodmanSupport.require();
-    }
-
-    @Override
-    protected SandboxDriver createDriver(DriverContext context) {
-        return PodmanSupport.driver(context);
-    }
+class DockerPodmanPlainExecTckTest extends DockerPodmanTckTest {
 
     @Override
     protected SandboxSpec spec() {
