@@ -9,6 +9,11 @@ module dev.sandboxkit.mcp {
     // The MCP SDK: mcp-core has no descriptor, io.modelcontextprotocol.sdk.mcp.core is its Automatic-Module-Name;
     // its JSON mapper (mcp-json-jackson3) is found through ServiceLoader.
     requires io.modelcontextprotocol.sdk.mcp.core;
+    // The SDK's jars are automatic modules, which cannot declare what they need: its default JSON mapper (found
+    // through ServiceLoader) needs Jackson 3 and its schema validator, named modules that nothing else requires, so
+    // without these two lines neither is resolved on the module path (ModularSmoke in the examples checks it).
+    requires tools.jackson.databind;
+    requires com.networknt.schema;
     requires reactor.core;
     requires jakarta.servlet;
     requires org.eclipse.jetty.server;

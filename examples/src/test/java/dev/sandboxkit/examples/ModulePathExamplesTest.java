@@ -23,11 +23,46 @@ class ModulePathExamplesTest {
 
     @Test
     void resumeDemoRunsWithSandboxkitOnTheModulePath() throws IOException, InterruptedException {
-        String file = System.getProperty("sandboxkit.examples.runtimeClasspath");
+        String output = runOnModulePath("sandboxkit.examples.runtimeClasspath", "dev.sandboxkit",
+                "dev.sandboxkit.examples.ResumeAfterTtlDemo", "-Dttl=PT1S");
+        assertThat(output)
+                .contains("root dev.sandboxkit ")
+                .contains("dev.sandboxkit binds dev.sandboxkit.docker ")
+                .contains("manager up: driver=docker")
+                .contains("resumed in fresh container");
+    }
+
+    /**
+     * Every other published module with a descriptor (the JDBC store, the tools, Micrometer and MCP) as a root
+     * module, used through its exported API by {@link ModularSmoke}: their {@code requires} must resolve, the store
+     * must read its migrations through its {@code opens}, and the driver must still bind as a service.
+     */
+    @Test
+    void everyModularArtifactWorksOnTheModulePath() throws IOException, InterruptedException {
+        String output = runOnModulePath("sandboxkit.examples.testClasspath",
+                "dev.sandboxkit.store.jdbc,dev.sandboxkit.tools,dev.sandboxkit.micrometer,dev.sandboxkit.mcp",
+                "dev.sandboxkit.examples.ModularSmoke");
+        assertThat(output)
+                .contains("root dev.sandboxkit.store.jdbc ")
+                .contains("root dev.sandboxkit.mcp ")
+                .contains("dev.sandboxkit binds dev.sandboxkit.docker ")
+                .contains("module dev.sandboxkit.store.jdbc: schema v")
+                .contains("session stored: true")
+                .contains("module dev.sandboxkit.tools: run_command -> ")
+                .contains("module dev.sandboxkit.micrometer: execs timed ")
+                .contains("module dev.sandboxkit.mcp: tools/call answered")
+                .contains("modular smoke ok");
+    }
+
+    /** Runs {@code mainClass} from the class path in a child JVM, the given classpath file's entries as module path. */
+    private static String runOnModulePath(String classpathProperty, String rootModules, String mainClass,
+                                          String... properties) throws IOException, InterruptedException {
+        String file = System.getProperty(classpathProperty);
         assertThat(file).as("set by the examples' pom").isNotBlank();
         List<String> modulePath = new ArrayList<>();
         List<String> classPath = new ArrayList<>();
         classPath.add(Path.of("target", "classes").toAbsolutePath().toString());
+        classPath.add(Path.of("target", "test-classes").toAbsolutePath().toString());
         for (String entry : Files.readString(Path.of(file), StandardCharsets.UTF_8).trim().split(File.pathSeparator)) {
             Path p = Path.of(entry);
             // In a reactor build before `package`, sandboxkit modules are directories: a directory is a module only
@@ -39,14 +74,14 @@ class ModulePathExamplesTest {
             }
         }
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        List<String> command = List.of(java.toString(),
+        List<String> command = new ArrayList<>(List.of(java.toString(),
                 "--module-path", String.join(File.pathSeparator, modulePath),
-                "--add-modules", "dev.sandboxkit",
+                "--add-modules", rootModules,
                 "--show-module-resolution",
                 "-cp", String.join(File.pathSeparator, classPath),
-                "-Dimage=" + System.getProperty("sandboxkit.test.image", "sandboxkit-test:latest"),
-                "-Dttl=PT1S",
-                "dev.sandboxkit.examples.ResumeAfterTtlDemo");
+                "-Dimage=" + System.getProperty("sandboxkit.test.image", "sandboxkit-test:latest")));
+        command.addAll(List.of(properties));
+        command.add(mainClass);
         Path log = Files.createTempFile("module-path-demo", ".log");
         try {
             Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
@@ -55,13 +90,9 @@ class ModulePathExamplesTest {
                 process.destroyForcibly();
             }
             String output = Files.readString(log, StandardCharsets.UTF_8);
-            assertThat(done).as("demo finished in time; output:%n%s", output).isTrue();
-            assertThat(process.exitValue()).as("demo exit code; output:%n%s", output).isZero();
-            assertThat(output)
-                    .contains("root dev.sandboxkit ")
-                    .contains("dev.sandboxkit binds dev.sandboxkit.docker ")
-                    .contains("manager up: driver=docker")
-                    .contains("resumed in fresh container");
+            assertThat(done).as("%s finished in time; output:%n%s", mainClass, output).isTrue();
+            assertThat(process.exitValue()).as("%s exit code; output:%n%s", mainClass, output).isZero();
+            return output;
         } finally {
             Files.deleteIfExists(log);
         }
