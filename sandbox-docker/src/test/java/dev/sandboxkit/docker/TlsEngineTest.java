@@ -15,6 +15,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -171,25 +175,74 @@ class TlsEngineTest {
         }).hasMessageContaining(engine.host());
     }
 
-    /** The same typed error from docker-java (ping, list) and from the raw exec client. */
+    /**
+     * The engine's certificate names 127.0.0.1 and localhost; reached as 127.0.0.2 (a relay on another loopback
+     * address), the right CA's certificate for the wrong name must be refused on both clients.
+     */
+    @Test
+    void anEngineCertificateForAnotherHostNameIsNotTrusted() throws IOException {
+        try (ServerSocket relay = new ServerSocket()) {
+            relay.bind(new InetSocketAddress(InetAddress.getByName("127.0.0.2"), 0));
+            Thread accept = new Thread(() -> relayTo(relay, engine.port), "tls-name-relay");
+            accept.setDaemon(true);
+            accept.start();
+            Map<String, String> props = new java.util.HashMap<>(engine.properties(engine.clientDir));
+            props.put("docker.host", "tcp://127.0.0.2:" + relay.getLocalPort());
+            assertRefused(props, "tcp://127.0.0.2:" + relay.getLocalPort(),
+                    DockerTlsException.Reason.ENGINE_NOT_TRUSTED, "not trusted");
+        }
+    }
+
+    /** Copies each accepted connection to the engine's port and back, until the relay closes. */
+    private static void relayTo(ServerSocket relay, int port) {
+        while (!relay.isClosed()) {
+            try {
+                Socket in = relay.accept();
+                Socket out = new Socket(InetAddress.getLoopbackAddress(), port);
+                pump(in, out);
+                pump(out, in);
+            } catch (IOException closed) {
+                return;
+            }
+        }
+    }
+
+    private static void pump(Socket from, Socket to) {
+        Thread t = new Thread(() -> {
+            try (from; to) {
+                from.getInputStream().transferTo(to.getOutputStream());
+            } catch (IOException ignored) {
+                // one side closed: both go
+            }
+        }, "tls-name-relay-pump");
+        t.setDaemon(true);
+        t.start();
+    }
+
     private void assertRefused(Path certDir, DockerTlsException.Reason reason, String text) {
-        try (DockerSandboxDriver driver = driver(certDir)) {
+        assertRefused(engine.properties(certDir), engine.host(), reason, text);
+    }
+
+    /** The same typed error from docker-java (ping, list) and from the raw exec client. */
+    private void assertRefused(Map<String, String> props, String host, DockerTlsException.Reason reason,
+                               String text) {
+        try (DockerSandboxDriver driver = (DockerSandboxDriver) new DockerDriverProvider()
+                .create(context(instanceId, root.resolve("ws"), props))) {
             assertThatThrownBy(driver::ping).isInstanceOfSatisfying(DockerTlsException.class,
                     e -> assertThat(e.reason()).isEqualTo(reason)).hasMessageContaining(text)
-                    .hasMessageContaining(engine.host());
+                    .hasMessageContaining(host);
             assertThatThrownBy(() -> driver.list(Map.of())).isInstanceOf(DockerTlsException.class);
             assertThatThrownBy(() -> driver.exec("0123456789ab", ExecRequest.of("true")))
                     .isInstanceOfSatisfying(DockerTlsException.class, e -> assertThat(e.reason()).isEqualTo(reason))
                     .hasMessageContaining(text);
         }
-        DockerHost host = DockerHost.resolve(new DriverContext("t", root, java.time.Clock.systemUTC(),
-                engine.properties(certDir)));
-        try (EngineClient client = new EngineClient(host)) {
+        DockerHost resolved = DockerHost.resolve(new DriverContext("t", root, java.time.Clock.systemUTC(), props));
+        try (EngineClient client = new EngineClient(resolved)) {
             assertThatThrownBy(() -> {
                 try {
                     client.call("GET", "/version", null);
                 } catch (IOException e) {
-                    throw host.unreachable(e);
+                    throw resolved.unreachable(e);
                 }
             }).isInstanceOfSatisfying(DockerTlsException.class, e -> assertThat(e.reason()).isEqualTo(reason));
         }
