@@ -19,9 +19,12 @@ public final class ManagerStats {
     private final long poolHits;
     private final long poolMisses;
     private final long poolSize;
+    private final long snapshots;
+    private final long snapshotBytes;
 
     private ManagerStats(long active, long suspended, long created, long resumed, long idleReaped,
-            long lifetimeKilled, long destroyed, long orphansRemoved, long poolHits, long poolMisses, long poolSize) {
+            long lifetimeKilled, long destroyed, long orphansRemoved, long poolHits, long poolMisses, long poolSize,
+            long snapshots, long snapshotBytes) {
         this.active = active;
         this.suspended = suspended;
         this.created = created;
@@ -33,6 +36,8 @@ public final class ManagerStats {
         this.poolHits = poolHits;
         this.poolMisses = poolMisses;
         this.poolSize = poolSize;
+        this.snapshots = snapshots;
+        this.snapshotBytes = snapshotBytes;
     }
 
     /**
@@ -134,19 +139,38 @@ public final class ManagerStats {
         return poolSize;
     }
 
+    /**
+     * Workdir snapshots the driver holds for this manager's fleet now (gauge).
+     *
+     * @return workdir snapshots held now
+     */
+    public long snapshots() {
+        return snapshots;
+    }
+
+    /**
+     * The bytes of the regular files in those snapshots (gauge).
+     *
+     * @return bytes held in snapshots now
+     */
+    public long snapshotBytes() {
+        return snapshotBytes;
+    }
+
     @Override
     public boolean equals(Object other) {
         return this == other || (other instanceof ManagerStats o
                 && active == o.active && suspended == o.suspended && created == o.created &&
                 resumed == o.resumed && idleReaped == o.idleReaped && lifetimeKilled == o.lifetimeKilled &&
                 destroyed == o.destroyed && orphansRemoved == o.orphansRemoved && poolHits == o.poolHits &&
-                poolMisses == o.poolMisses && poolSize == o.poolSize);
+                poolMisses == o.poolMisses && poolSize == o.poolSize && snapshots == o.snapshots
+                && snapshotBytes == o.snapshotBytes);
     }
 
     @Override
     public int hashCode() {
         return Objects.hash(active, suspended, created, resumed, idleReaped, lifetimeKilled, destroyed, orphansRemoved,
-                poolHits, poolMisses, poolSize);
+                poolHits, poolMisses, poolSize, snapshots, snapshotBytes);
     }
 
     @Override
@@ -154,7 +178,8 @@ public final class ManagerStats {
         return "ManagerStats[" + "active=" + active + ", suspended=" + suspended + ", created=" + created +
                 ", resumed=" + resumed + ", idleReaped=" + idleReaped + ", lifetimeKilled=" + lifetimeKilled +
                 ", destroyed=" + destroyed + ", orphansRemoved=" + orphansRemoved + ", poolHits=" + poolHits +
-                ", poolMisses=" + poolMisses + ", poolSize=" + poolSize + "]";
+                ", poolMisses=" + poolMisses + ", poolSize=" + poolSize + ", snapshots=" + snapshots +
+                ", snapshotBytes=" + snapshotBytes + "]";
     }
 
     /**
@@ -179,6 +204,8 @@ public final class ManagerStats {
         private long poolHits;
         private long poolMisses;
         private long poolSize;
+        private long snapshots;
+        private long snapshotBytes;
 
         private Builder() {
         }
@@ -305,13 +332,35 @@ public final class ManagerStats {
         }
 
         /**
+         * Sets snapshots: workdir snapshots held now (gauge).
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder snapshots(long value) {
+            this.snapshots = value;
+            return this;
+        }
+
+        /**
+         * Sets snapshotBytes: bytes held in snapshots now (gauge).
+         *
+         * @param value the value
+         * @return this builder
+         */
+        public Builder snapshotBytes(long value) {
+            this.snapshotBytes = value;
+            return this;
+        }
+
+        /**
          * Builds the value.
          *
          * @return the value
          */
         public ManagerStats build() {
             return new ManagerStats(active, suspended, created, resumed, idleReaped, lifetimeKilled, destroyed, orphansRemoved,
-                    poolHits, poolMisses, poolSize);
+                    poolHits, poolMisses, poolSize, snapshots, snapshotBytes);
         }
     }
 }

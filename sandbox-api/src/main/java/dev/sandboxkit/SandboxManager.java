@@ -101,6 +101,73 @@ public interface SandboxManager extends AutoCloseable {
     SandboxFiles files(String sessionId);
 
     /**
+     * Copies the session's workdir into a new snapshot, while the sandbox keeps running. What is captured: each
+     * file as it is when the copy reaches it, so a file written during the call may be caught before or after
+     * that write, and files written by one command may be captured partly; for a consistent snapshot take it
+     * between commands. Directories, regular files (content, permission bits) and symbolic links (as links)
+     * are copied; FIFOs, sockets and devices are left out; nothing the sandbox planted is followed. Works on a
+     * suspended session too (no container is started). The snapshot is deleted with its session unless
+     * {@linkplain #keepSnapshot kept}. Needs a driver with {@link dev.sandboxkit.spi.DriverCapability#SNAPSHOTS}.
+     *
+     * @param sessionId the session
+     * @return the new snapshot's id
+     * @throws SandboxNotFoundException if the session does not exist, was destroyed, or is being destroyed
+     * @throws SandboxFileException     with reason {@code UNSUPPORTED} if the driver has no snapshots
+     */
+    SnapshotId snapshot(String sessionId);
+
+    /**
+     * Replaces the session's workdir with a copy of a snapshot (of this session or of another one). A live
+     * container is removed first, as a reap would (running commands end {@link ExecResult.Termination#KILLED});
+     * the next call resumes the session on the restored workdir. Run it on the manager that holds the session.
+     *
+     * @param sessionId the session
+     * @param snapshot  the snapshot to restore
+     * @throws SandboxNotFoundException if the session or the snapshot does not exist
+     * @throws SandboxAcquireException  if another live manager holds the session (retryable)
+     * @throws SandboxFileException     with reason {@code UNSUPPORTED} if the driver has no snapshots
+     */
+    void restore(String sessionId, SnapshotId snapshot);
+
+    /**
+     * Starts a new session whose workdir begins as a copy of another session's, with the same spec. The source
+     * keeps running and may keep writing; what the copy captures is as for {@link #snapshot(String)}.
+     *
+     * @param sessionId    the source session
+     * @param newSessionId the new session's id; it must not exist yet (or be destroyed)
+     * @return a handle on the new session's sandbox
+     * @throws SandboxNotFoundException if the source session does not exist or was destroyed
+     * @throws SandboxAcquireException  if the new session exists already, or cannot be started
+     * @throws SandboxFileException     with reason {@code UNSUPPORTED} if the driver has no snapshots
+     */
+    Sandbox fork(String sessionId, String newSessionId);
+
+    /**
+     * The session's snapshots, oldest first.
+     *
+     * @param sessionId the session (destroyed sessions' kept snapshots are listed too)
+     * @return its snapshots
+     */
+    List<SnapshotInfo> snapshots(String sessionId);
+
+    /**
+     * Marks a snapshot to outlive its session, or not: an unkept snapshot is deleted when its session is
+     * destroyed; a kept one stays until {@link #deleteSnapshot}.
+     *
+     * @param snapshot the snapshot
+     * @param keep     whether to keep it
+     * @throws SandboxNotFoundException if it does not exist
+     */
+    void keepSnapshot(SnapshotId snapshot, boolean keep);
+
+    /**
+     * Deletes a snapshot. Idempotent.
+     *
+     * @param snapshot the snapshot
+     */
+    void deleteSnapshot(SnapshotId snapshot);
+
+    /**
      * A snapshot of the session, if the store knows it.
      *
      * @param sessionId the session

@@ -3,12 +3,13 @@ package dev.sandboxkit.internal;
 import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.ExecResult;
 import dev.sandboxkit.FileLimits;
-import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.ManagerStats;
 import dev.sandboxkit.Sandbox;
 import dev.sandboxkit.SandboxAcquireException;
 import dev.sandboxkit.SandboxEvent;
 import dev.sandboxkit.SandboxException;
+import dev.sandboxkit.SandboxFileException;
+import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.SandboxSpec;
@@ -17,12 +18,16 @@ import dev.sandboxkit.SessionState;
 import dev.sandboxkit.SessionStoreException;
 import dev.sandboxkit.ShellSession;
 import dev.sandboxkit.ShellSessionEndedException;
+import dev.sandboxkit.SnapshotId;
+import dev.sandboxkit.SnapshotInfo;
 import dev.sandboxkit.WarmPool;
 import dev.sandboxkit.spi.CreateRequest;
+import dev.sandboxkit.spi.DriverCapability;
 import dev.sandboxkit.spi.DriverContext;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SessionRecord;
 import dev.sandboxkit.spi.SessionStore;
+import dev.sandboxkit.spi.SnapshotDescriptor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
@@ -100,6 +105,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     private final boolean ownsScheduler;
     private final Housekeeper housekeeper;
     private final Reconciler reconciler;
+    private final Snapshots snapshots;
     private volatile boolean closed;
 
     private LifecycleEngine(ManagerSettings s, SandboxDriver driver, boolean ownsDriver, Clock clock,
@@ -131,6 +137,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
                 : Math.max(10, Math.min(500, idleMillis / 4));
         long reconcileMillis = (s.reconcileInterval() != null ? s.reconcileInterval() : DEFAULT_RECONCILE).toMillis();
         this.reconciler = new Reconciler(ctx, this, pools.values());
+        this.snapshots = new Snapshots(ctx);
         this.housekeeper = new Housekeeper(ctx, this, reconciler, reaperMillis, Math.max(10, leaseMillis / 3),
                 reconcileMillis);
     }
@@ -775,6 +782,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
                     removals.remove(destroying.sandboxId());
                 }
                 driver.deleteWorkspace(destroying.workspace());
+                snapshots.deleteUnkept(sessionId);
             } catch (RuntimeException notDone) {
                 log.warn("Session {}: destroy not finished ({}); it stays DESTROYING and the janitor retries",
                         sessionId, notDone.toString());
@@ -871,7 +879,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     /** Why a container is stopped; idle reaping is the only stop that yields to activity. */
     enum StopReason {
         IDLE("idle for more than the TTL"), LIFETIME("maximum lifetime reached"), SPEC_CHANGED("spec changed"),
-        CLOSED("manager closed");
+        CLOSED("manager closed"), RESTORED("workdir restored from a snapshot");
 
         final String text;
 
@@ -982,6 +990,98 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
 
     // ---------------------------------------------------------------- reconcile, stats, close
 
+    // ---------------------------------------------------------------- snapshots
+
+    @Override
+    public SnapshotId snapshot(String sessionId) {
+        SessionIds.requireValid(sessionId);
+        checkOpen();
+        return underLifecycleLock(sessionId, e -> snapshots.take(usable(sessionId)));
+    }
+
+    @Override
+    public void restore(String sessionId, SnapshotId snapshot) {
+        SessionIds.requireValid(sessionId);
+        Objects.requireNonNull(snapshot, "snapshot");
+        checkOpen();
+        SnapshotDescriptor source = snapshots.find(snapshot);
+        underLifecycleLock(sessionId, e -> {
+            usable(sessionId);
+            if (e.isActive()) {
+                stop(e, StopReason.RESTORED);
+            }
+            SessionRecord rec = usable(sessionId);
+            if (rec.state() == SessionState.ACTIVE) {
+                throw new SandboxAcquireException("session " + sessionId + " is held by manager " + rec.owner()
+                        + "; restore it there, or once it is suspended", null, true);
+            }
+            driver.restoreWorkspace(source.location(), rec.workspace(), specs.decode(rec.spec()));
+            log.info("Session {}: workdir restored from snapshot {}", sessionId, snapshot);
+            return null;
+        });
+    }
+
+    @Override
+    public Sandbox fork(String sessionId, String newSessionId) {
+        SessionIds.requireValid(sessionId);
+        SessionIds.requireValid(newSessionId);
+        checkOpen();
+        if (sessionId.equals(newSessionId)) {
+            throw new IllegalArgumentException("a session cannot be forked into itself: " + sessionId);
+        }
+        SessionRecord source = usable(sessionId);
+        if (!driver.capabilities().contains(DriverCapability.SNAPSHOTS)) {
+            throw new SandboxFileException(SandboxFileException.Reason.UNSUPPORTED,
+                    "the " + driver.name() + " driver cannot copy workdirs");
+        }
+        Optional<SessionRecord> existing = store.find(newSessionId);
+        if (existing.isPresent() && existing.get().state() != SessionState.DESTROYED) {
+            throw new SandboxAcquireException("cannot fork " + sessionId + " into " + newSessionId
+                    + ": that session exists already");
+        }
+        SandboxSpec spec = specs.decode(source.spec());
+        Sandbox forked = acquire(newSessionId, spec);
+        try {
+            String target = usable(newSessionId).workspace();
+            underLifecycleLock(sessionId, e -> {
+                driver.restoreWorkspace(usable(sessionId).workspace(), target, spec);
+                return null;
+            });
+        } catch (RuntimeException copyFailed) {
+            try {
+                destroy(newSessionId);
+            } catch (RuntimeException alsoFailed) {
+                copyFailed.addSuppressed(alsoFailed);
+            }
+            throw copyFailed;
+        }
+        log.info("Session {}: forked from {}", newSessionId, sessionId);
+        return forked;
+    }
+
+    @Override
+    public List<SnapshotInfo> snapshots(String sessionId) {
+        Objects.requireNonNull(sessionId, "sessionId");
+        return snapshots.of(sessionId);
+    }
+
+    @Override
+    public void keepSnapshot(SnapshotId snapshot, boolean keep) {
+        snapshots.keep(Objects.requireNonNull(snapshot, "snapshot"), keep);
+    }
+
+    @Override
+    public void deleteSnapshot(SnapshotId snapshot) {
+        snapshots.delete(Objects.requireNonNull(snapshot, "snapshot"));
+    }
+
+    /** The session's record, if it exists and is neither destroyed nor being destroyed. */
+    private SessionRecord usable(String sessionId) {
+        return store.find(sessionId)
+                .filter(r -> r.state() != SessionState.DESTROYED && r.state() != SessionState.DESTROYING)
+                .orElseThrow(() -> notFound(sessionId));
+    }
+
     @Override
     public int reconcile() {
         checkOpen();
@@ -992,7 +1092,8 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     public ManagerStats stats() {
         long active = sessions.activeCount();
         long pooled = pools.values().stream().mapToLong(PoolManager::size).sum();
-        return stats.snapshot(active, pooled);
+        long[] held = snapshots.totals();
+        return stats.snapshot(active, pooled, held[0], held[1]);
     }
 
     @Override

@@ -13,5 +13,10 @@ public enum DriverCapability {
     /** Sandboxes run real processes (not a fake). */
     REAL_PROCESSES,
     /** {@link SandboxDriver#files} is implemented: the files API works on this driver's workdirs. */
-    FILES
+    FILES,
+    /**
+     * Workdir snapshots: {@link SandboxDriver#snapshotWorkspace}, {@link SandboxDriver#restoreWorkspace},
+     * {@link SandboxDriver#listSnapshots}, {@link SandboxDriver#labelSnapshot} and {@link SandboxDriver#deleteSnapshot}.
+     */
+    SNAPSHOTS
 }

@@ -128,6 +128,67 @@ public interface SandboxDriver extends AutoCloseable {
     }
 
     /**
+     * Copies a workdir into a new snapshot, as it is while the call runs (the sandbox may keep running and
+     * writing). The copy never follows what the sandbox planted: directories, regular files (content and
+     * permission bits, setuid, setgid and sticky dropped) and symbolic links (as links, never followed) are
+     * copied; FIFOs, sockets and devices are left out and never opened; hard links become separate files.
+     * Declare {@link DriverCapability#SNAPSHOTS}. Default: unsupported.
+     *
+     * @param workspace the location returned by {@link #createWorkspace}
+     * @param labels    labels to attach, returned by {@link #listSnapshots}
+     * @return the snapshot
+     * @throws SandboxFileException with reason {@code UNSUPPORTED} if this driver has no snapshots
+     */
+    default SnapshotDescriptor snapshotWorkspace(String workspace, Map<String, String> labels) {
+        throw new SandboxFileException(SandboxFileException.Reason.UNSUPPORTED,
+                "the " + name() + " driver has no workdir snapshots");
+    }
+
+    /**
+     * Replaces a workdir's whole content with a copy of a snapshot or of another workdir, given to the spec's
+     * sandbox user. The engine calls it only while no sandbox runs on {@code workspace}, or right after creating
+     * that sandbox, before anything ran in it (a fork). Copies as {@link #snapshotWorkspace} does.
+     *
+     * @param source    a snapshot's location, or another workdir's
+     * @param workspace the workdir to fill
+     * @param spec      the spec of the session that owns {@code workspace}
+     */
+    default void restoreWorkspace(String source, String workspace, SandboxSpec spec) {
+        throw new SandboxFileException(SandboxFileException.Reason.UNSUPPORTED,
+                "the " + name() + " driver has no workdir snapshots");
+    }
+
+    /**
+     * Lists snapshots whose labels include all of the given ones.
+     *
+     * @param labels label selector
+     * @return matching snapshots; empty if this driver has none
+     */
+    default List<SnapshotDescriptor> listSnapshots(Map<String, String> labels) {
+        return List.of();
+    }
+
+    /**
+     * Replaces a snapshot's labels.
+     *
+     * @param location the snapshot
+     * @param labels   its new labels
+     * @throws dev.sandboxkit.SandboxNotFoundException if it does not exist
+     */
+    default void labelSnapshot(String location, Map<String, String> labels) {
+        throw new SandboxFileException(SandboxFileException.Reason.UNSUPPORTED,
+                "the " + name() + " driver has no workdir snapshots");
+    }
+
+    /**
+     * Deletes a snapshot. Idempotent.
+     *
+     * @param location the snapshot
+     */
+    default void deleteSnapshot(String location) {
+    }
+
+    /**
      * Hard-kills and removes a sandbox, and returns only once it is gone: the engine may start a new
      * sandbox on the same workdir right after (a volume that one node mounts at a time must be free).
      * Idempotent: removing a missing sandbox is not an error.

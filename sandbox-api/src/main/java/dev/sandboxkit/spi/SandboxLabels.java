@@ -18,6 +18,10 @@ public final class SandboxLabels {
     public static final String FLEET = "dev.sandboxkit.fleet";
     /** On pre-started warm-pool containers: the pool slot id (their session label holds the same slot id). */
     public static final String POOL = "dev.sandboxkit.pool";
+    /** On workdir snapshots: the snapshot id. */
+    public static final String SNAPSHOT = "dev.sandboxkit.snapshot";
+    /** On workdir snapshots: {@code true} when it outlives its session, {@code false} otherwise. */
+    public static final String KEPT = "dev.sandboxkit.kept";
 
     private SandboxLabels() {
     }

@@ -34,6 +34,7 @@ import dev.sandboxkit.docker.internal.engine.DockerHost;
 import dev.sandboxkit.docker.internal.engine.EngineClient;
 import dev.sandboxkit.docker.internal.engine.EngineDiscovery;
 import dev.sandboxkit.docker.internal.engine.EngineExec;
+import dev.sandboxkit.docker.internal.files.HostSnapshots;
 import dev.sandboxkit.docker.internal.files.HostWorkspaces;
 import dev.sandboxkit.spi.CreateRequest;
 import dev.sandboxkit.spi.DriverCapability;
@@ -41,6 +42,7 @@ import dev.sandboxkit.spi.DriverContext;
 import dev.sandboxkit.spi.PhaseRecorder;
 import dev.sandboxkit.spi.SandboxDescriptor;
 import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.spi.SnapshotDescriptor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -93,6 +95,7 @@ final class DockerSandboxDriver implements SandboxDriver {
     private final EngineExec execs;
     private final ExecChannels channels;
     private final HostWorkspaces workspaces;
+    private final HostSnapshots snapshots;
     private final Duration pullTimeout;
     /** Images seen present, so create skips the inspect; dropped when the engine says otherwise. */
     private final Set<String> knownImages = ConcurrentHashMap.newKeySet();
@@ -116,6 +119,7 @@ final class DockerSandboxDriver implements SandboxDriver {
         this.pullTimeout = context.property(PULL_TIMEOUT_PROPERTY).map(DockerSandboxDriver::parseDuration)
                 .orElse(DEFAULT_PULL_TIMEOUT);
         this.workspaces = new HostWorkspaces(context.workspaceRoot(), defaultUser);
+        this.snapshots = new HostSnapshots(workspaces);
         DefaultDockerClientConfig config = DefaultDockerClientConfig.createDefaultConfigBuilder()
                 .withDockerHost(host.dockerJavaHost())
                 .withDockerTlsVerify(false)
@@ -163,7 +167,8 @@ final class DockerSandboxDriver implements SandboxDriver {
     @Override
     public Set<DriverCapability> capabilities() {
         return EnumSet.of(DriverCapability.STDIN, DriverCapability.KILL_PROCESS_GROUP, DriverCapability.STREAMING,
-                DriverCapability.HOST_WORKSPACE, DriverCapability.REAL_PROCESSES, DriverCapability.FILES);
+                DriverCapability.HOST_WORKSPACE, DriverCapability.REAL_PROCESSES, DriverCapability.FILES,
+                DriverCapability.SNAPSHOTS);
     }
 
     @Override
@@ -186,6 +191,33 @@ final class DockerSandboxDriver implements SandboxDriver {
     @Override
     public SandboxFiles files(String workspace, SandboxSpec spec, FileLimits limits) {
         return workspaces.files(workspace, spec, limits);
+    }
+
+    /** Copies the workdir to {@code <root>/.snapshots/<id>} (see {@link HostSnapshots}). */
+    @Override
+    public SnapshotDescriptor snapshotWorkspace(String workspace, Map<String, String> labels) {
+        return snapshots.snapshot(workspace, labels);
+    }
+
+    @Override
+    public void restoreWorkspace(String source, String workspace, SandboxSpec spec) {
+        requireEngineIds(workspaces.ids(spec));
+        snapshots.restore(source, workspace, spec);
+    }
+
+    @Override
+    public List<SnapshotDescriptor> listSnapshots(Map<String, String> labels) {
+        return snapshots.list(labels);
+    }
+
+    @Override
+    public void labelSnapshot(String location, Map<String, String> labels) {
+        snapshots.label(location, labels);
+    }
+
+    @Override
+    public void deleteSnapshot(String location) {
+        snapshots.delete(location);
     }
 
     /** Renames the slot's host directory to the session's; the running container's mount follows it. */

@@ -7,6 +7,8 @@ import dev.sandboxkit.Sandbox;
 import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxSpec;
+import dev.sandboxkit.SnapshotId;
+import dev.sandboxkit.SnapshotInfo;
 import dev.sandboxkit.SessionInfo;
 
 import java.time.Duration;
@@ -52,6 +54,38 @@ final class RecordingSandboxManager implements SandboxManager {
     @Override
     public SandboxFiles files(String sessionId) {
         return delegate.files(sessionId);
+    }
+
+    @Override
+    public SnapshotId snapshot(String sessionId) {
+        return delegate.snapshot(sessionId);
+    }
+
+    @Override
+    public void restore(String sessionId, SnapshotId snapshot) {
+        delegate.restore(sessionId, snapshot);
+    }
+
+    @Override
+    public Sandbox fork(String sessionId, String newSessionId) {
+        acquired.add(newSessionId);
+        onAcquire.accept(newSessionId);
+        return delegate.fork(sessionId, newSessionId);
+    }
+
+    @Override
+    public List<SnapshotInfo> snapshots(String sessionId) {
+        return delegate.snapshots(sessionId);
+    }
+
+    @Override
+    public void keepSnapshot(SnapshotId snapshot, boolean keep) {
+        delegate.keepSnapshot(snapshot, keep);
+    }
+
+    @Override
+    public void deleteSnapshot(SnapshotId snapshot) {
+        delegate.deleteSnapshot(snapshot);
     }
 
     @Override

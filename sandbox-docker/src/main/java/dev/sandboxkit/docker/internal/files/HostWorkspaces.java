@@ -299,8 +299,13 @@ public final class HostWorkspaces {
         }
     }
 
+    /** Whether the JVM runs as root, and so gives what it creates to the sandbox user. */
+    boolean jvmIsRoot() {
+        return jvmUid == 0;
+    }
+
     /** Only direct children of the root are ever renamed or deleted. */
-    private Path directChild(String location) {
+    Path directChild(String location) {
         Path dir = Path.of(location).toAbsolutePath().normalize();
         if (!root.equals(dir.getParent())) {
             throw new SandboxConfigurationException("refusing to touch " + location

@@ -23,6 +23,10 @@ import java.util.Locale;
  */
 final class LinuxFs {
     static final int O_RDONLY = 0;
+    static final int O_WRONLY = 01;
+    static final int O_CREAT = 0100;
+    static final int O_EXCL = 0200;
+    static final int O_NONBLOCK = 04000;
     static final int O_CLOEXEC = 02000000;
     static final int O_PATH = 010000000;
     static final int O_DIRECTORY;
@@ -218,6 +222,15 @@ final class LinuxFs {
 
     static int open(int dirfd, byte[] name, int flags) throws Errno {
         int fd = openat(dirfd, c(name), flags | O_CLOEXEC, 0);
+        if (fd < 0) {
+            throw new Errno("openat", Native.getLastError());
+        }
+        return fd;
+    }
+
+    /** Creates a new regular file below {@code dirfd} for writing; never follows or reuses an existing entry. */
+    static int create(int dirfd, byte[] name, int mode) throws Errno {
+        int fd = openat(dirfd, c(name), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
         if (fd < 0) {
             throw new Errno("openat", Native.getLastError());
         }

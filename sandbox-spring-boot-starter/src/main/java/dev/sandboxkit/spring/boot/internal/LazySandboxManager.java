@@ -7,12 +7,15 @@ import dev.sandboxkit.Sandbox;
 import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxSpec;
+import dev.sandboxkit.SnapshotId;
+import dev.sandboxkit.SnapshotInfo;
 import dev.sandboxkit.SandboxUnavailableException;
 import dev.sandboxkit.SessionInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
 
@@ -99,6 +102,36 @@ public final class LazySandboxManager implements SandboxManager {
     @Override
     public SandboxFiles files(String sessionId) {
         return delegate().files(sessionId);
+    }
+
+    @Override
+    public SnapshotId snapshot(String sessionId) {
+        return delegate().snapshot(sessionId);
+    }
+
+    @Override
+    public void restore(String sessionId, SnapshotId snapshot) {
+        delegate().restore(sessionId, snapshot);
+    }
+
+    @Override
+    public Sandbox fork(String sessionId, String newSessionId) {
+        return delegate().fork(sessionId, newSessionId);
+    }
+
+    @Override
+    public List<SnapshotInfo> snapshots(String sessionId) {
+        return delegate().snapshots(sessionId);
+    }
+
+    @Override
+    public void keepSnapshot(SnapshotId snapshot, boolean keep) {
+        delegate().keepSnapshot(snapshot, keep);
+    }
+
+    @Override
+    public void deleteSnapshot(SnapshotId snapshot) {
+        delegate().deleteSnapshot(snapshot);
     }
 
     @Override

@@ -1,0 +1,127 @@
+package dev.sandboxkit.internal;
+
+import dev.sandboxkit.SandboxFileException;
+import dev.sandboxkit.SandboxNotFoundException;
+import dev.sandboxkit.SnapshotId;
+import dev.sandboxkit.SnapshotInfo;
+import dev.sandboxkit.spi.DriverCapability;
+import dev.sandboxkit.spi.SandboxLabels;
+import dev.sandboxkit.spi.SessionRecord;
+import dev.sandboxkit.spi.SnapshotDescriptor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Workdir snapshots: what the engine asks of the driver, and the labels that tie a snapshot to its session and
+ * fleet. The driver holds the snapshots and their labels (as it holds containers), so every manager of the fleet
+ * sees the same ones; the engine's lifecycle lock orders them with destroys and restores of the same session.
+ */
+final class Snapshots {
+    private static final Logger log = LoggerFactory.getLogger(Snapshots.class);
+
+    private final EngineContext ctx;
+
+    Snapshots(EngineContext ctx) {
+        this.ctx = ctx;
+    }
+
+    /** Copies the session's workdir into a new, unkept snapshot. Lifecycle lock held. */
+    SnapshotId take(SessionRecord rec) {
+        requireSupported();
+        SnapshotId id = SnapshotId.random();
+        Map<String, String> labels = fleet();
+        labels.put(SandboxLabels.SESSION, rec.sessionId());
+        labels.put(SandboxLabels.OWNER, ctx.instanceId());
+        labels.put(SandboxLabels.SNAPSHOT, id.value());
+        labels.put(SandboxLabels.KEPT, "false");
+        ctx.driver().snapshotWorkspace(rec.workspace(), labels);
+        return id;
+    }
+
+    /** The snapshot, or not found. */
+    SnapshotDescriptor find(SnapshotId id) {
+        Map<String, String> selector = fleet();
+        selector.put(SandboxLabels.SNAPSHOT, id.value());
+        return ctx.driver().listSnapshots(selector).stream().findFirst()
+                .orElseThrow(() -> new SandboxNotFoundException("snapshot " + id + " does not exist"));
+    }
+
+    /** The session's snapshots, oldest first. */
+    List<SnapshotInfo> of(String sessionId) {
+        Map<String, String> selector = fleet();
+        selector.put(SandboxLabels.SESSION, sessionId);
+        return ctx.driver().listSnapshots(selector).stream().map(Snapshots::info)
+                .sorted(Comparator.comparing(SnapshotInfo::createdAt)).toList();
+    }
+
+    void keep(SnapshotId id, boolean keep) {
+        SnapshotDescriptor d = find(id);
+        Map<String, String> labels = new HashMap<>(d.labels());
+        labels.put(SandboxLabels.KEPT, Boolean.toString(keep));
+        ctx.driver().labelSnapshot(d.location(), labels);
+    }
+
+    void delete(SnapshotId id) {
+        try {
+            ctx.driver().deleteSnapshot(find(id).location());
+        } catch (SandboxNotFoundException gone) {
+            // idempotent
+        }
+    }
+
+    /** After a destroy: the session's snapshots go, except the kept ones. Never fails the destroy. */
+    void deleteUnkept(String sessionId) {
+        if (!supported()) {
+            return;
+        }
+        Map<String, String> selector = fleet();
+        selector.put(SandboxLabels.SESSION, sessionId);
+        selector.put(SandboxLabels.KEPT, "false");
+        try {
+            for (SnapshotDescriptor d : ctx.driver().listSnapshots(selector)) {
+                ctx.driver().deleteSnapshot(d.location());
+                log.info("Session {}: snapshot {} deleted with it", sessionId, d.labels().get(SandboxLabels.SNAPSHOT));
+            }
+        } catch (RuntimeException e) {
+            log.warn("Session {}: destroyed, but its snapshots could not all be deleted: {}", sessionId, e.toString());
+        }
+    }
+
+    /** {count, bytes} of the fleet's snapshots now. */
+    long[] totals() {
+        if (!supported()) {
+            return new long[] {0, 0};
+        }
+        List<SnapshotDescriptor> all = ctx.driver().listSnapshots(fleet());
+        return new long[] {all.size(), all.stream().mapToLong(SnapshotDescriptor::sizeBytes).sum()};
+    }
+
+    private boolean supported() {
+        return ctx.driver().capabilities().contains(DriverCapability.SNAPSHOTS);
+    }
+
+    private void requireSupported() {
+        if (!supported()) {
+            throw new SandboxFileException(SandboxFileException.Reason.UNSUPPORTED,
+                    "the " + ctx.driver().name() + " driver has no workdir snapshots");
+        }
+    }
+
+    private Map<String, String> fleet() {
+        Map<String, String> labels = new HashMap<>();
+        labels.put(SandboxLabels.MANAGED, "true");
+        labels.put(SandboxLabels.FLEET, ctx.fleet());
+        return labels;
+    }
+
+    private static SnapshotInfo info(SnapshotDescriptor d) {
+        return new SnapshotInfo(new SnapshotId(d.labels().get(SandboxLabels.SNAPSHOT)),
+                d.labels().getOrDefault(SandboxLabels.SESSION, ""), d.createdAt(), d.sizeBytes(),
+                Boolean.parseBoolean(d.labels().get(SandboxLabels.KEPT)));
+    }
+}
