@@ -13,5 +13,10 @@ public enum DriverCapability {
     /** Sandboxes run real processes (not a fake). */
     REAL_PROCESSES,
     /** {@link SandboxDriver#files} is implemented: the files API works on this driver's workdirs. */
-    FILES
+    FILES,
+    /**
+     * {@link SandboxDriver#connect} is implemented: a TCP port inside the sandbox can be reached from the host
+     * without giving the sandbox a network ({@code Sandbox.forward}).
+     */
+    PORT_FORWARD
 }

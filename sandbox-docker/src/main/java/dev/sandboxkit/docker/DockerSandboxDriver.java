@@ -34,9 +34,11 @@ import dev.sandboxkit.docker.internal.engine.DockerHost;
 import dev.sandboxkit.docker.internal.engine.EngineClient;
 import dev.sandboxkit.docker.internal.engine.EngineDiscovery;
 import dev.sandboxkit.docker.internal.engine.EngineExec;
+import dev.sandboxkit.docker.internal.engine.EngineTunnel;
 import dev.sandboxkit.docker.internal.files.HostWorkspaces;
 import dev.sandboxkit.spi.CreateRequest;
 import dev.sandboxkit.spi.DriverCapability;
+import dev.sandboxkit.spi.PortConnection;
 import dev.sandboxkit.spi.DriverContext;
 import dev.sandboxkit.spi.PhaseRecorder;
 import dev.sandboxkit.spi.SandboxDescriptor;
@@ -92,6 +94,7 @@ final class DockerSandboxDriver implements SandboxDriver {
     private final EngineClient engine;
     private final EngineExec execs;
     private final ExecChannels channels;
+    private final EngineTunnel.Registry tunnels = new EngineTunnel.Registry();
     private final HostWorkspaces workspaces;
     private final Duration pullTimeout;
     /** Images seen present, so create skips the inspect; dropped when the engine says otherwise. */
@@ -163,7 +166,8 @@ final class DockerSandboxDriver implements SandboxDriver {
     @Override
     public Set<DriverCapability> capabilities() {
         return EnumSet.of(DriverCapability.STDIN, DriverCapability.KILL_PROCESS_GROUP, DriverCapability.STREAMING,
-                DriverCapability.HOST_WORKSPACE, DriverCapability.REAL_PROCESSES, DriverCapability.FILES);
+                DriverCapability.HOST_WORKSPACE, DriverCapability.REAL_PROCESSES, DriverCapability.FILES,
+                DriverCapability.PORT_FORWARD);
     }
 
     @Override
@@ -263,6 +267,19 @@ final class DockerSandboxDriver implements SandboxDriver {
         return channels.exec(sandboxId, request);
     }
 
+    /**
+     * An attached exec of {@code nc 127.0.0.1 <port>} whose stdin and stdout carry the connection (see
+     * {@link EngineTunnel}); the container keeps network {@code none}. The image needs {@code nc}.
+     */
+    @Override
+    public PortConnection connect(String sandboxId, int port) {
+        Objects.requireNonNull(sandboxId, "sandboxId");
+        if (port < 1 || port > 65_535) {
+            throw new IllegalArgumentException("port must be 1-65535, got: " + port);
+        }
+        return tunnels.open(engine, sandboxId, port);
+    }
+
     /** The exec router with its channel pools (for tests and the benchmark). */
     ExecChannels channels() {
         return channels;
@@ -287,6 +304,7 @@ final class DockerSandboxDriver implements SandboxDriver {
         } finally {
             execs.containerRemoved(sandboxId);
             channels.containerRemoved(sandboxId);
+            tunnels.containerRemoved(sandboxId);
         }
     }
 
@@ -308,6 +326,7 @@ final class DockerSandboxDriver implements SandboxDriver {
 
     @Override
     public void close() {
+        tunnels.closeAll();
         channels.close();
         engine.close();
         try {
