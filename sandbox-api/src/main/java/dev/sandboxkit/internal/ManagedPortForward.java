@@ -116,7 +116,7 @@ final class ManagedPortForward implements PortForward {
         open = false;
         closeQuietly(server); // refuses new connections from now on
         for (Relay r : relays) {
-            r.close();
+            r.cut();
         }
         host.closed(this);
         log.debug("Session {}: forward {} -> container port {} closed", sessionId, local, containerPort);
@@ -316,11 +316,33 @@ final class ManagedPortForward implements PortForward {
             closeQuietly(client);
             PortConnection conn = sandbox;
             if (conn != null) {
+                closeConnection(conn);
+            }
+        }
+
+        /**
+         * The forward closes: cut the client now, and release the sandbox side on an I/O thread, since that may
+         * cost the driver a call (killing the relay) and this may run in a lifecycle step (a reap).
+         */
+        void cut() {
+            closed = true;
+            relays.remove(this);
+            closeQuietly(client);
+            PortConnection conn = sandbox;
+            if (conn != null) {
                 try {
-                    conn.close();
-                } catch (RuntimeException e) {
-                    log.debug("Session {}: closing a relay failed: {}", sessionId, e.toString());
+                    io.execute(() -> closeConnection(conn));
+                } catch (RejectedExecutionException shutDown) {
+                    closeConnection(conn);
                 }
+            }
+        }
+
+        private void closeConnection(PortConnection conn) {
+            try {
+                conn.close();
+            } catch (RuntimeException e) {
+                log.debug("Session {}: closing a relay failed: {}", sessionId, e.toString());
             }
         }
     }

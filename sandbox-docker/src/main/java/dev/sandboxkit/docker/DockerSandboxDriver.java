@@ -94,7 +94,7 @@ final class DockerSandboxDriver implements SandboxDriver {
     private final EngineClient engine;
     private final EngineExec execs;
     private final ExecChannels channels;
-    private final EngineTunnel.Registry tunnels = new EngineTunnel.Registry();
+    private final EngineTunnel.Registry tunnels;
     private final HostWorkspaces workspaces;
     private final Duration pullTimeout;
     /** Images seen present, so create skips the inspect; dropped when the engine says otherwise. */
@@ -138,6 +138,7 @@ final class DockerSandboxDriver implements SandboxDriver {
         this.docker = DockerClientImpl.getInstance(config, http);
         this.engine = new EngineClient(host);
         this.execs = new EngineExec(engine);
+        this.tunnels = new EngineTunnel.Registry(engine, execs);
         // setsid gives each channel command a session of its own, as an engine exec has (one more exec each).
         this.channels = new ExecChannels(engine, execs, context.property(ExecChannels.SETSID_PROPERTY)
                 .map(v -> !v.trim().equalsIgnoreCase("false")).orElse(true));
@@ -277,7 +278,7 @@ final class DockerSandboxDriver implements SandboxDriver {
         if (port < 1 || port > 65_535) {
             throw new IllegalArgumentException("port must be 1-65535, got: " + port);
         }
-        return tunnels.open(engine, sandboxId, port);
+        return tunnels.open(sandboxId, port);
     }
 
     /** The exec router with its channel pools (for tests and the benchmark). */
@@ -289,6 +290,7 @@ final class DockerSandboxDriver implements SandboxDriver {
     public void remove(String sandboxId) {
         execs.containerRemoving(sandboxId);
         channels.containerRemoving(sandboxId);
+        tunnels.containerRemoving(sandboxId);
         try {
             run(() -> docker.removeContainerCmd(sandboxId).withForce(true).withRemoveVolumes(true).exec());
         } catch (NotFoundException e) {

@@ -40,8 +40,10 @@ public final class EngineTunnel implements PortConnection {
 
     private final String containerId;
     private final int port;
+    private final String marker;
     private final EngineConnection conn;
-    private final Runnable onClose;
+    /** Run once when the tunnel closes: deregisters, and kills the relay if it still runs. */
+    private final java.util.function.Consumer<EngineTunnel> onClose;
     private final StreamDemux demux = new StreamDemux();
     /** stdout payload unwrapped and not yet read; read mode. */
     private final ByteBuffer pending = ByteBuffer.allocate(EngineConnection.BUFFER_SIZE).flip();
@@ -53,9 +55,11 @@ public final class EngineTunnel implements PortConnection {
     private volatile boolean ended;
     private volatile boolean closed;
 
-    private EngineTunnel(String containerId, int port, EngineConnection conn, Runnable onClose) {
+    private EngineTunnel(String containerId, int port, String marker, EngineConnection conn,
+                         java.util.function.Consumer<EngineTunnel> onClose) {
         this.containerId = containerId;
         this.port = port;
+        this.marker = marker;
         this.conn = conn;
         this.onClose = onClose;
     }
@@ -66,13 +70,15 @@ public final class EngineTunnel implements PortConnection {
      * @param client      the engine
      * @param containerId the container
      * @param port        the port on the container's loopback
-     * @param onClose     run once when the tunnel closes (deregistration)
+     * @param onClose     run once when the tunnel closes
      * @return the open tunnel
      * @throws SandboxNotFoundException if the container is gone or not running
      * @throws SandboxExecException     if the engine refused the exec
      */
-    public static EngineTunnel open(EngineClient client, String containerId, int port, Runnable onClose) {
-        String execId = create(client, containerId, port);
+    private static EngineTunnel open(EngineClient client, String containerId, int port,
+                                     java.util.function.Consumer<EngineTunnel> onClose) {
+        String marker = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
+        String execId = create(client, containerId, port, marker);
         EngineClient.Started started;
         try {
             started = client.startExec(execId, System.nanoTime() + EngineClient.REQUEST_TIMEOUT_NANOS);
@@ -98,17 +104,16 @@ public final class EngineTunnel implements PortConnection {
             conn.close();
             throw new SandboxExecException("cannot relay to port " + port + ": " + e, e);
         }
-        return new EngineTunnel(containerId, port, conn, onClose);
+        return new EngineTunnel(containerId, port, marker, conn, onClose);
     }
 
     /** POST /containers/{id}/exec of the relay: stdin, stdout and stderr attached, no TTY (bytes stay raw). */
-    private static String create(EngineClient client, String containerId, int port) {
+    private static String create(EngineClient client, String containerId, int port, String marker) {
         ObjectNode body = EngineClient.JSON.createObjectNode();
         body.put("AttachStdin", true).put("AttachStdout", true).put("AttachStderr", true).put("Tty", false);
         body.putArray("Cmd").add("nc").add("127.0.0.1").add(Integer.toString(port));
         // The marker lets the exec kill script find it, like every other exec of this driver.
-        body.putArray("Env").add(EngineExec.MARKER + "=" + HexFormat.of().toHexDigits(
-                ThreadLocalRandom.current().nextLong()));
+        body.putArray("Env").add(EngineExec.MARKER + "=" + marker);
         body.put("WorkingDir", "/");
         EngineClient.Response r;
         try {
@@ -150,19 +155,30 @@ public final class EngineTunnel implements PortConnection {
         conn.duplexShutdownOutput();
     }
 
-    /** Closes the engine connection: the relay's stdin ends and its stdout has no reader, so nc exits. */
+    /**
+     * Closes the engine connection, which wakes both threads. The relay's stdin then ends, but nc only
+     * half-closes its socket on that and waits for the service: if the relay had not ended by itself, it is
+     * killed (one more exec), unless its container is being removed anyway.
+     */
     @Override
     public void close() {
-        if (closed) {
-            return;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
         }
-        closed = true;
         conn.close();
-        onClose.run();
+        onClose.accept(this);
+    }
+
+    /** Whether nc ended by itself (its output reached end of stream). */
+    boolean ended() {
+        return ended;
     }
 
     /** The stream ended: say why when nothing came back (a refused connection, no {@code nc} in the image). */
-    private void ended() {
+    private void streamEnded() {
         if (ended) {
             return;
         }
@@ -229,13 +245,12 @@ public final class EngineTunnel implements PortConnection {
                         n = conn.duplexFill();
                     } catch (IOException e) {
                         if (closed) {
-                            ended();
                             return -1;
                         }
                         throw e;
                     }
                     if (n < 0) {
-                        ended();
+                        streamEnded();
                         return -1;
                     }
                 }
@@ -283,26 +298,45 @@ public final class EngineTunnel implements PortConnection {
      * attached stream open for a moment after the container died).
      */
     public static final class Registry {
+        private final EngineClient client;
+        private final EngineExec execs;
         private final Map<String, Set<EngineTunnel>> byContainer = new ConcurrentHashMap<>();
+        /** Containers being removed: their relays die with them, no kill needed. */
+        private final Set<String> removing = ConcurrentHashMap.newKeySet();
 
-        /** An empty registry. */
-        public Registry() {
+        /**
+         * An empty registry.
+         *
+         * @param client the engine
+         * @param execs  kills relays that outlive their connection
+         */
+        public Registry(EngineClient client, EngineExec execs) {
+            this.client = client;
+            this.execs = execs;
         }
 
         /**
          * Opens a tunnel and tracks it until it closes.
          *
-         * @param client      the engine
          * @param containerId the container
          * @param port        the port on its loopback
          * @return the open tunnel
+         * @throws SandboxNotFoundException if the container is gone or not running
+         * @throws SandboxExecException     if the engine refused the exec
          */
-        public EngineTunnel open(EngineClient client, String containerId, int port) {
-            EngineTunnel[] self = new EngineTunnel[1];
-            EngineTunnel t = EngineTunnel.open(client, containerId, port, () -> forget(containerId, self[0]));
-            self[0] = t;
+        public EngineTunnel open(String containerId, int port) {
+            EngineTunnel t = EngineTunnel.open(client, containerId, port, this::closed);
             byContainer.computeIfAbsent(containerId, k -> ConcurrentHashMap.newKeySet()).add(t);
             return t;
+        }
+
+        /**
+         * Called before a container is removed: its tunnels will not need a kill.
+         *
+         * @param containerId the container
+         */
+        public void containerRemoving(String containerId) {
+            removing.add(containerId);
         }
 
         /**
@@ -311,24 +345,32 @@ public final class EngineTunnel implements PortConnection {
          * @param containerId the container
          */
         public void containerRemoved(String containerId) {
-            Set<EngineTunnel> open = byContainer.remove(containerId);
-            if (open != null) {
-                open.forEach(EngineTunnel::close);
+            removing.add(containerId);
+            try {
+                Set<EngineTunnel> open = byContainer.remove(containerId);
+                if (open != null) {
+                    open.forEach(EngineTunnel::close);
+                }
+            } finally {
+                removing.remove(containerId);
             }
         }
 
-        /** Closes every tunnel (the driver closes). */
+        /** Closes every tunnel (the driver closes); relays that still run are left to their containers. */
         public void closeAll() {
             for (String id : Set.copyOf(byContainer.keySet())) {
                 containerRemoved(id);
             }
         }
 
-        private void forget(String containerId, EngineTunnel t) {
-            byContainer.computeIfPresent(containerId, (k, set) -> {
+        private void closed(EngineTunnel t) {
+            byContainer.computeIfPresent(t.containerId, (k, set) -> {
                 set.remove(t);
                 return set.isEmpty() ? null : set;
             });
+            if (!t.ended() && !removing.contains(t.containerId)) {
+                execs.killMarked(t.containerId, t.marker);
+            }
         }
     }
 }
