@@ -91,6 +91,8 @@ public interface Sandbox extends AutoCloseable {
      * session first if it was reaped. Nothing needs to listen in the sandbox yet: each connection is relayed
      * when it is accepted (a port where nothing listens closes that connection). See {@link PortForward} for its
      * lifetime, the idle TTL and the token protocol, and the README section "Port forwarding" for the tunnel.
+     * The manager's sandboxes implement this; the default, for other implementations of this interface (test
+     * doubles), throws {@link SandboxConfigurationException}.
      *
      * @param containerPort the TCP port inside the sandbox, 1-65535
      * @param options       where to listen on the host
@@ -102,7 +104,9 @@ public interface Sandbox extends AutoCloseable {
      * @throws SandboxNotFoundException      if the session was destroyed or released (ephemeral)
      * @throws SandboxAcquireException       if the session had to be resumed and that failed
      */
-    PortForward forward(int containerPort, ForwardOptions options);
+    default PortForward forward(int containerPort, ForwardOptions options) {
+        throw new SandboxConfigurationException(getClass().getName() + " cannot forward ports");
+    }
 
     /** Resets the idle clock without running anything. */
     void keepAlive();

@@ -220,17 +220,11 @@ class PortForwardOnDockerTest {
 
     @Test
     @DisplayName("after the idle reap the forward is closed and connecting is refused; an idle forward does not hold the TTL")
-    void closedOnReap() throws Exception {
-        Sandbox sandbox = manager.acquire("fwd-reap", SPEC);
-        startHttpd(sandbox, randomBytes(10));
-        PortForward forward = sandbox.forward(HTTP_PORT);
-        assertThat(get(forward, "/").status()).isEqualTo(200);
-
-        advanceUntilReaped("fwd-reap");
-
-        assertThat(manager.session("fwd-reap").orElseThrow().state()).isEqualTo(SessionState.SUSPENDED);
-        assertThat(forward.isOpen()).isFalse();
-        assertRefused(forward.localAddress());
+    void closedOnReap() {
+        assertEndedBy("fwd-reap", sandbox -> {
+            advanceUntilReaped("fwd-reap");
+            assertThat(manager.session("fwd-reap").orElseThrow().state()).isEqualTo(SessionState.SUSPENDED);
+        });
     }
 
     @Test
@@ -262,7 +256,7 @@ class PortForwardOnDockerTest {
      * Moves time past the TTL until the session is reaped: the relay of a connection the client just closed
      * ends on the I/O threads a moment later, and only then stops counting as activity.
      */
-    private void advanceUntilReaped(String sessionId) throws InterruptedException {
+    private void advanceUntilReaped(String sessionId) {
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (true) {
             scheduler.advance(TTL.plus(REAPER).plus(REAPER));
@@ -270,7 +264,12 @@ class PortForwardOnDockerTest {
                     || System.nanoTime() - until > 0) {
                 return;
             }
-            Thread.sleep(50);
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
         }
     }
 
@@ -315,28 +314,27 @@ class PortForwardOnDockerTest {
         }
     }
 
-    @Test
-    @DisplayName("destroy closes the forward: connecting is refused")
-    void closedOnDestroy() throws Exception {
-        Sandbox sandbox = manager.acquire("fwd-destroy", SPEC);
+    /** Uses a forward once, ends the sandbox (or manager) as told, and checks the forward went with it. */
+    private void assertEndedBy(String sessionId, java.util.function.Consumer<Sandbox> end) {
+        Sandbox sandbox = manager.acquire(sessionId, SPEC);
         startHttpd(sandbox, randomBytes(10));
         PortForward forward = sandbox.forward(HTTP_PORT);
         assertThat(get(forward, "/").status()).isEqualTo(200);
-        sandbox.destroy();
+        end.accept(sandbox);
         assertThat(forward.isOpen()).isFalse();
         assertRefused(forward.localAddress());
     }
 
     @Test
+    @DisplayName("destroy closes the forward: connecting is refused")
+    void closedOnDestroy() {
+        assertEndedBy("fwd-destroy", Sandbox::destroy);
+    }
+
+    @Test
     @DisplayName("manager close closes the forward: connecting is refused")
-    void closedOnManagerClose() throws Exception {
-        Sandbox sandbox = manager.acquire("fwd-close", SPEC);
-        startHttpd(sandbox, randomBytes(10));
-        PortForward forward = sandbox.forward(HTTP_PORT);
-        assertThat(get(forward, "/").status()).isEqualTo(200);
-        manager.close();
-        assertThat(forward.isOpen()).isFalse();
-        assertRefused(forward.localAddress());
+    void closedOnManagerClose() {
+        assertEndedBy("fwd-close", sandbox -> manager.close());
     }
 
     @Test

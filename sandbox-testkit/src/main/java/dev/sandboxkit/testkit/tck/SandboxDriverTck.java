@@ -1392,31 +1392,31 @@ public abstract class SandboxDriverTck {
             }
         }
 
-        @Test
-        @DisplayName("the idle reap closes the forward (connecting is refused); an idle forward does not hold the TTL")
-        void reapClosesTheForward() throws IOException {
+        /** Opens a forward, uses it once, ends the sandbox as told, and checks the forward is gone with it. */
+        private void assertEndedBy(java.util.function.Consumer<Sandbox> end) throws IOException {
             Sandbox sandbox = withHttpd();
             dev.sandboxkit.PortForward forward = sandbox.forward(PORT);
             assertThat(body(get(forward.localAddress(), "/", false))).isEqualTo(INDEX);
 
-            advanceUntilReaped(sandbox);
+            end.accept(sandbox);
 
-            assertThat(sandbox.info().state()).isEqualTo(SessionState.SUSPENDED);
             assertThat(forward.isOpen()).isFalse();
             assertRefused(forward.localAddress());
         }
 
         @Test
+        @DisplayName("the idle reap closes the forward (connecting is refused); an idle forward does not hold the TTL")
+        void reapClosesTheForward() throws IOException {
+            assertEndedBy(sandbox -> {
+                advanceUntilReaped(sandbox);
+                assertThat(sandbox.info().state()).isEqualTo(SessionState.SUSPENDED);
+            });
+        }
+
+        @Test
         @DisplayName("destroy closes the forward: connecting is refused")
         void destroyClosesTheForward() throws IOException {
-            Sandbox sandbox = withHttpd();
-            dev.sandboxkit.PortForward forward = sandbox.forward(PORT);
-            assertThat(body(get(forward.localAddress(), "/", false))).isEqualTo(INDEX);
-
-            sandbox.destroy();
-
-            assertThat(forward.isOpen()).isFalse();
-            assertRefused(forward.localAddress());
+            assertEndedBy(Sandbox::destroy);
         }
 
         @Test
