@@ -73,6 +73,41 @@ public interface Sandbox extends AutoCloseable {
      */
     ShellSession shell();
 
+    /**
+     * Opens a local endpoint on {@code 127.0.0.1} (any free port) whose connections reach {@code containerPort}
+     * on the sandbox's loopback, while the sandbox stays without a network. Same as
+     * {@code forward(containerPort, ForwardOptions.defaults())}.
+     *
+     * @param containerPort the TCP port inside the sandbox, 1-65535
+     * @return the open forward; close it when done
+     * @see #forward(int, ForwardOptions)
+     */
+    default PortForward forward(int containerPort) {
+        return forward(containerPort, ForwardOptions.defaults());
+    }
+
+    /**
+     * Opens a local endpoint whose connections reach {@code containerPort} on the sandbox's loopback. Resumes the
+     * session first if it was reaped. Nothing needs to listen in the sandbox yet: each connection is relayed
+     * when it is accepted (a port where nothing listens closes that connection). See {@link PortForward} for its
+     * lifetime, the idle TTL and the token protocol, and the README section "Port forwarding" for the tunnel.
+     * The manager's sandboxes implement this; the default, for other implementations of this interface (test
+     * doubles), throws {@link SandboxConfigurationException}.
+     *
+     * @param containerPort the TCP port inside the sandbox, 1-65535
+     * @param options       where to listen on the host
+     * @return the open forward; close it when done
+     * @throws IllegalArgumentException       if the port is out of range
+     * @throws SandboxConfigurationException if the driver cannot forward ports, or the bind address is not
+     *                                       loopback and {@link ForwardOptions#exposeBeyondLoopback()} is not set,
+     *                                       or the local address cannot be bound (in use, not local)
+     * @throws SandboxNotFoundException      if the session was destroyed or released (ephemeral)
+     * @throws SandboxAcquireException       if the session had to be resumed and that failed
+     */
+    default PortForward forward(int containerPort, ForwardOptions options) {
+        throw new SandboxConfigurationException(getClass().getName() + " cannot forward ports");
+    }
+
     /** Resets the idle clock without running anything. */
     void keepAlive();
 

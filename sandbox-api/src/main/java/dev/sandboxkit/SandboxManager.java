@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 
 /**
@@ -285,6 +286,7 @@ public interface SandboxManager extends AutoCloseable {
         private @Nullable Duration reconcileInterval;
         private @Nullable String fleet;
         private @Nullable FileLimits fileLimits;
+        private @Nullable Executor ioExecutor;
 
         Builder() {
         }
@@ -424,6 +426,24 @@ public interface SandboxManager extends AutoCloseable {
         }
 
         /**
+         * Runs the port forwards' blocking I/O ({@link Sandbox#forward(int)}) on this executor: one long task per
+         * open forward (its accept loop) and two per open connection (one pump each way), each for as long as it
+         * lasts. The executor must run that many tasks at once: a bounded pool that is full stalls or refuses
+         * connections. The manager does not shut it down. Default: a pool of named daemon threads
+         * ({@code sandboxkit-io-N}) that grows with the forwards, lets idle threads go after 30 s, and is shut
+         * down by {@link SandboxManager#close()}.
+         *
+         * @param executor the executor
+         * @return this builder
+         * @throws IllegalStateException if this option was set already
+         */
+        public Builder ioExecutor(Executor executor) {
+            requireUnset(ioExecutor == null, "ioExecutor");
+            this.ioExecutor = Objects.requireNonNull(executor, "executor");
+            return this;
+        }
+
+        /**
          * This manager's instance id, used as the owner label. Default: random. Two live managers must
          * never share one.
          *
@@ -540,7 +560,7 @@ public interface SandboxManager extends AutoCloseable {
         public SandboxManager build() {
             return new ManagerSettings(driverName, driver, workspaceRoot, idleTimeout,
                     reaperInterval, leaseDuration, store, clock, scheduler, instanceId, driverProperties, listeners,
-                    List.copyOf(warmPools.values()), reconcileInterval, fleet, fileLimits).start();
+                    List.copyOf(warmPools.values()), reconcileInterval, fleet, fileLimits, ioExecutor).start();
         }
 
         private static void requireUnset(boolean unset, String option) {

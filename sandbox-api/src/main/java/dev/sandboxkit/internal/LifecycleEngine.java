@@ -3,7 +3,9 @@ package dev.sandboxkit.internal;
 import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.ExecResult;
 import dev.sandboxkit.FileLimits;
+import dev.sandboxkit.ForwardOptions;
 import dev.sandboxkit.ManagerStats;
+import dev.sandboxkit.PortForward;
 import dev.sandboxkit.Sandbox;
 import dev.sandboxkit.SandboxAcquireException;
 import dev.sandboxkit.SandboxEvent;
@@ -46,6 +48,10 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -84,6 +90,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     private static final Logger log = LoggerFactory.getLogger(LifecycleEngine.class);
     private static final int MAX_ATTEMPTS = 5;
     private static final AtomicInteger THREADS = new AtomicInteger();
+    private static final AtomicInteger IO_THREADS = new AtomicInteger();
 
     /** Shared with the housekeeping parts; the fields below are shorthands for its parts. */
     private final EngineContext ctx;
@@ -103,6 +110,10 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     private final boolean ownsDriver;
     private final boolean ownsStore;
     private final boolean ownsScheduler;
+    /** Runs forwards' accept loops and pumps; ours to shut down unless the builder supplied it. */
+    private final Executor io;
+    private final boolean ownsIo;
+    private final PortForwards forwards;
     private final Housekeeper housekeeper;
     private final Reconciler reconciler;
     private final Snapshots snapshots;
@@ -122,7 +133,10 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         this.ownsScheduler = s.scheduler() == null;
         this.scheduler = ownsScheduler ? newScheduler() : s.scheduler();
         this.events = new Events(s.listeners());
-        this.removals = new Removals(driver, clock);
+        this.ownsIo = s.ioExecutor() == null;
+        this.io = ownsIo ? newIoPool() : s.ioExecutor();
+        this.forwards = new PortForwards(driver, sessions, clock, io);
+        this.removals = new Removals(driver, clock, forwards::closeFor);
         this.ctx = new EngineContext(driver, store, clock, instanceId,
                 s.fleet() != null ? SessionIds.requireValidInstanceId(s.fleet()) : "default", s.fleet() != null,
                 idleMillis, leaseMillis, scheduler, s.fileLimits() != null ? s.fileLimits() : FileLimits.DEFAULT,
@@ -193,6 +207,17 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         });
         executor.setRemoveOnCancelPolicy(true);
         return executor;
+    }
+
+    /** Grows with the open forwards and connections (each needs its threads), shrinks when they end. */
+    private static ExecutorService newIoPool() {
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS,
+                new SynchronousQueue<>(), r -> {
+                    Thread t = new Thread(r, "sandboxkit-io-" + IO_THREADS.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
+        return pool;
     }
 
     /**
@@ -569,6 +594,31 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
                     .termination(ExecResult.Termination.LIFETIME_EXCEEDED).duration(result.duration()).build();
         }
         return result;
+    }
+
+    // ---------------------------------------------------------------- port forwards
+
+    /**
+     * Opens a forward to the session's live container (resuming it first), as an exec would reach it. The
+     * forward is tied to that container: its removal, for whatever reason, closes the forward.
+     */
+    PortForward forward(String sessionId, Instant incarnation, int containerPort, ForwardOptions options) {
+        Objects.requireNonNull(options, "options");
+        PortForwards.validate(driver, containerPort, options);
+        return inLiveSandbox(sessionId, incarnation, (e, sandboxId) -> {
+            ManagedPortForward f = forwards.open(sessionId, sandboxId, containerPort, options);
+            if (!sandboxId.equals(e.sandboxId())) {
+                f.close(); // removed meanwhile (destroy, lifetime): its removal may have run before we registered
+                throw new SandboxNotFoundException("the sandbox of session " + sessionId
+                        + " was removed while the forward was being opened");
+            }
+            return f;
+        });
+    }
+
+    /** Forwards open now, over all sessions (tests). */
+    int openForwards() {
+        return forwards.openCount();
     }
 
     // ---------------------------------------------------------------- shell sessions
@@ -981,6 +1031,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
             }
             log.warn("Session {}: ownership passed to {}; forgetting container {}", e.sessionId,
                     now.map(SessionRecord::owner).orElse("nobody"), shortId(e.sandboxId()));
+            forwards.closeFor(e.sandboxId()); // not ours to serve any more
             e.deactivate(false, 0, 0);
             sessions.forget(e);
         } finally {
@@ -1124,6 +1175,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         }
         closed = true;
         housekeeper.stop();
+        forwards.closeAll();
         List<Future<?>> stops = new ArrayList<>();
         for (SessionEntry e : sessions.all()) {
             stops.add(submitOrRun(() -> {
@@ -1160,6 +1212,9 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         }
         if (ownsScheduler) {
             scheduler.shutdownNow();
+        }
+        if (ownsIo) {
+            ((ExecutorService) io).shutdownNow();
         }
         if (ownsDriver) {
             closeQuietly(driver);

@@ -2,6 +2,8 @@ package dev.sandboxkit.internal;
 
 import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.ExecResult;
+import dev.sandboxkit.ForwardOptions;
+import dev.sandboxkit.PortForward;
 import dev.sandboxkit.Sandbox;
 import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxNotFoundException;
@@ -50,6 +52,11 @@ final class ManagedSandbox implements Sandbox {
     @Override
     public ShellSession shell() {
         return engine.openShell(sessionId, incarnation);
+    }
+
+    @Override
+    public PortForward forward(int containerPort, ForwardOptions options) {
+        return engine.forward(sessionId, incarnation, containerPort, options);
     }
 
     @Override

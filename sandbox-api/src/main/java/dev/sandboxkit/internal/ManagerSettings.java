@@ -12,6 +12,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 
 /**
@@ -35,7 +36,8 @@ public record ManagerSettings(
         List<WarmPool> warmPools,
         Duration reconcileInterval,
         String fleet,
-        FileLimits fileLimits) {
+        FileLimits fileLimits,
+        Executor ioExecutor) {
 
     /** Copies. */
     public ManagerSettings {

@@ -24,9 +24,12 @@ final class Removals {
 
     private final SandboxDriver driver;
     private final Cache<String, Boolean> recent;
+    /** Runs first on every removal: closes the container's port forwards, which must not outlive it. */
+    private final java.util.function.Consumer<String> beforeRemoval;
 
-    Removals(SandboxDriver driver, Clock clock) {
+    Removals(SandboxDriver driver, Clock clock, java.util.function.Consumer<String> beforeRemoval) {
         this.driver = driver;
+        this.beforeRemoval = beforeRemoval;
         this.recent = Caffeine.newBuilder()
                 .expireAfterWrite(REMEMBERED)
                 .maximumSize(MAX_REMEMBERED)
@@ -37,6 +40,7 @@ final class Removals {
 
     /** Removes a container (idempotent in the driver), remembering it unless the removal fails. */
     void remove(String sandboxId) {
+        beforeRemoval.accept(sandboxId);
         recent.put(sandboxId, Boolean.TRUE);
         try {
             driver.remove(sandboxId);

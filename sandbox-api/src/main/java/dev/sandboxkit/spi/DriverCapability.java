@@ -18,5 +18,10 @@ public enum DriverCapability {
      * Workdir snapshots: {@link SandboxDriver#snapshotWorkspace}, {@link SandboxDriver#restoreWorkspace},
      * {@link SandboxDriver#listSnapshots}, {@link SandboxDriver#labelSnapshot} and {@link SandboxDriver#deleteSnapshot}.
      */
-    SNAPSHOTS
+    SNAPSHOTS,
+    /**
+     * {@link SandboxDriver#connect} is implemented: a TCP port inside the sandbox can be reached from the host
+     * without giving the sandbox a network ({@code Sandbox.forward}).
+     */
+    PORT_FORWARD
 }

@@ -189,6 +189,25 @@ public interface SandboxDriver extends AutoCloseable {
     }
 
     /**
+     * Opens one duplex byte stream to a TCP port on the sandbox's loopback ({@code 127.0.0.1:port} as seen from
+     * inside), without giving the sandbox a network: the stream runs through the backend's own channel (an
+     * attached exec, a port-forward stream). Declare {@link DriverCapability#PORT_FORWARD}. Returns once the
+     * stream is set up; a port where nothing listens gives a connection whose input ends at once (or soon), not
+     * an exception, since the backend may learn it only from the relay. The engine calls it once per accepted
+     * local connection, from its I/O threads. Default: unsupported.
+     *
+     * @param sandboxId the sandbox
+     * @param port      the TCP port inside the sandbox, 1-65535
+     * @return the open connection; the caller closes it
+     * @throws dev.sandboxkit.SandboxConfigurationException if this driver cannot forward ports
+     * @throws dev.sandboxkit.SandboxNotFoundException      if the sandbox does not exist (or is not running)
+     * @throws dev.sandboxkit.SandboxUnavailableException   if the backend cannot be reached
+     */
+    default PortConnection connect(String sandboxId, int port) {
+        throw new dev.sandboxkit.SandboxConfigurationException("the " + name() + " driver cannot forward ports");
+    }
+
+    /**
      * Hard-kills and removes a sandbox, and returns only once it is gone: the engine may start a new
      * sandbox on the same workdir right after (a volume that one node mounts at a time must be free).
      * Idempotent: removing a missing sandbox is not an error.

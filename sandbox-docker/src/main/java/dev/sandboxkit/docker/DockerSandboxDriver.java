@@ -34,12 +34,14 @@ import dev.sandboxkit.docker.internal.engine.DockerHost;
 import dev.sandboxkit.docker.internal.engine.EngineClient;
 import dev.sandboxkit.docker.internal.engine.EngineDiscovery;
 import dev.sandboxkit.docker.internal.engine.EngineExec;
+import dev.sandboxkit.docker.internal.engine.EngineTunnel;
 import dev.sandboxkit.docker.internal.files.HostSnapshots;
 import dev.sandboxkit.docker.internal.files.HostWorkspaces;
 import dev.sandboxkit.spi.CreateRequest;
 import dev.sandboxkit.spi.DriverCapability;
 import dev.sandboxkit.spi.DriverContext;
 import dev.sandboxkit.spi.PhaseRecorder;
+import dev.sandboxkit.spi.PortConnection;
 import dev.sandboxkit.spi.SandboxDescriptor;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SnapshotDescriptor;
@@ -94,6 +96,7 @@ final class DockerSandboxDriver implements SandboxDriver {
     private final EngineClient engine;
     private final EngineExec execs;
     private final ExecChannels channels;
+    private final EngineTunnel.Registry tunnels;
     private final HostWorkspaces workspaces;
     private final HostSnapshots snapshots;
     private final Duration pullTimeout;
@@ -139,6 +142,7 @@ final class DockerSandboxDriver implements SandboxDriver {
         this.docker = DockerClientImpl.getInstance(config, http);
         this.engine = new EngineClient(host);
         this.execs = new EngineExec(engine);
+        this.tunnels = new EngineTunnel.Registry(engine, execs);
         // setsid gives each channel command a session of its own, as an engine exec has (one more exec each).
         this.channels = new ExecChannels(engine, execs, context.property(ExecChannels.SETSID_PROPERTY)
                 .map(v -> !v.trim().equalsIgnoreCase("false")).orElse(true));
@@ -168,7 +172,7 @@ final class DockerSandboxDriver implements SandboxDriver {
     public Set<DriverCapability> capabilities() {
         return EnumSet.of(DriverCapability.STDIN, DriverCapability.KILL_PROCESS_GROUP, DriverCapability.STREAMING,
                 DriverCapability.HOST_WORKSPACE, DriverCapability.REAL_PROCESSES, DriverCapability.FILES,
-                DriverCapability.SNAPSHOTS);
+                DriverCapability.SNAPSHOTS, DriverCapability.PORT_FORWARD);
     }
 
     @Override
@@ -295,6 +299,19 @@ final class DockerSandboxDriver implements SandboxDriver {
         return channels.exec(sandboxId, request);
     }
 
+    /**
+     * An attached exec of {@code nc 127.0.0.1 <port>} whose stdin and stdout carry the connection (see
+     * {@link EngineTunnel}); the container keeps network {@code none}. The image needs {@code nc}.
+     */
+    @Override
+    public PortConnection connect(String sandboxId, int port) {
+        Objects.requireNonNull(sandboxId, "sandboxId");
+        if (port < 1 || port > 65_535) {
+            throw new IllegalArgumentException("port must be 1-65535, got: " + port);
+        }
+        return tunnels.open(sandboxId, port);
+    }
+
     /** The exec router with its channel pools (for tests and the benchmark). */
     ExecChannels channels() {
         return channels;
@@ -304,6 +321,7 @@ final class DockerSandboxDriver implements SandboxDriver {
     public void remove(String sandboxId) {
         execs.containerRemoving(sandboxId);
         channels.containerRemoving(sandboxId);
+        tunnels.containerRemoving(sandboxId);
         try {
             run(() -> docker.removeContainerCmd(sandboxId).withForce(true).withRemoveVolumes(true).exec());
         } catch (NotFoundException e) {
@@ -319,6 +337,7 @@ final class DockerSandboxDriver implements SandboxDriver {
         } finally {
             execs.containerRemoved(sandboxId);
             channels.containerRemoved(sandboxId);
+            tunnels.containerRemoved(sandboxId);
         }
     }
 
@@ -340,6 +359,7 @@ final class DockerSandboxDriver implements SandboxDriver {
 
     @Override
     public void close() {
+        tunnels.closeAll();
         channels.close();
         engine.close();
         try {

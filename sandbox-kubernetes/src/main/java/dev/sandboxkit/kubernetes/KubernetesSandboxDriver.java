@@ -120,13 +120,13 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
     }
 
     /**
-     * Stdin with EOF, streaming, process-group kills and real processes; not a host workspace (the
-     * workdir is a volume on the cluster).
+     * Stdin with EOF, streaming, process-group kills, real processes and port forwarding; not a host workspace
+     * (the workdir is a volume on the cluster).
      */
     @Override
     public Set<DriverCapability> capabilities() {
         return Collections.unmodifiableSet(EnumSet.of(DriverCapability.STDIN, DriverCapability.STREAMING,
-                DriverCapability.KILL_PROCESS_GROUP, DriverCapability.REAL_PROCESSES));
+                DriverCapability.KILL_PROCESS_GROUP, DriverCapability.REAL_PROCESSES, DriverCapability.PORT_FORWARD));
     }
 
     /** Lists at most one pod in the namespace: proves reachability, credentials and RBAC in one call. */
@@ -253,6 +253,21 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
         Objects.requireNonNull(sandboxId, "sandboxId");
         Objects.requireNonNull(request, "request");
         return execs.run(sandboxId, request);
+    }
+
+    /**
+     * A port-forward stream through the API server (fabric8 {@code portForward}, the pods/portforward
+     * subresource: RBAC needs {@code create} on it). The pod's network stays as its policy says. The protocol has
+     * no half-close: after {@link dev.sandboxkit.spi.PortConnection#shutdownOutput()} the service does not read
+     * end of stream.
+     */
+    @Override
+    public dev.sandboxkit.spi.PortConnection connect(String sandboxId, int port) {
+        Objects.requireNonNull(sandboxId, "sandboxId");
+        if (port < 1 || port > 65_535) {
+            throw new IllegalArgumentException("port must be 1-65535, got: " + port);
+        }
+        return PodPortConnection.open(client, settings.namespace(), sandboxId, port);
     }
 
     /**

@@ -156,6 +156,23 @@ public final class EngineExec {
     }
 
     /**
+     * Kills, with their process groups, the processes of a container that carry {@value #MARKER}{@code =marker}
+     * (an exec started outside this class, such as a port relay). Best effort: never throws.
+     *
+     * @param containerId the container
+     * @param marker      the marker value the exec was created with
+     */
+    public void killMarked(String containerId, String marker) {
+        ExecRequest request = ExecRequest.of(List.of("/bin/sh", "-c", KILL_SCRIPT, "sh", marker))
+                .withTimeout(Duration.ofSeconds(3)).withOutputLimit(4096);
+        try {
+            execute(new Run(containerId, request, "/", false), false);
+        } catch (RuntimeException e) {
+            log.debug("Kill of marked processes in {} failed: {}", shortId(containerId), e.toString());
+        }
+    }
+
+    /**
      * Called before the driver removes a container: its running execs will report KILLED.
      *
      * @param containerId the container
