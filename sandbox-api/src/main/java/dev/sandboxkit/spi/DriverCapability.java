@@ -13,5 +13,10 @@ public enum DriverCapability {
     /** Sandboxes run real processes (not a fake). */
     REAL_PROCESSES,
     /** {@link SandboxDriver#files} is implemented: the files API works on this driver's workdirs. */
-    FILES
+    FILES,
+    /**
+     * A process an exec leaves running in a session of its own outlives the exec, and later execs reach it:
+     * what background processes ({@code Sandbox.start}) are built on. They also need a real shell in the image.
+     */
+    BACKGROUND_PROCESSES
 }

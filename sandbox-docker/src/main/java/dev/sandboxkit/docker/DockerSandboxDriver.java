@@ -163,7 +163,8 @@ final class DockerSandboxDriver implements SandboxDriver {
     @Override
     public Set<DriverCapability> capabilities() {
         return EnumSet.of(DriverCapability.STDIN, DriverCapability.KILL_PROCESS_GROUP, DriverCapability.STREAMING,
-                DriverCapability.HOST_WORKSPACE, DriverCapability.REAL_PROCESSES, DriverCapability.FILES);
+                DriverCapability.HOST_WORKSPACE, DriverCapability.REAL_PROCESSES, DriverCapability.FILES,
+                DriverCapability.BACKGROUND_PROCESSES);
     }
 
     @Override

@@ -6,6 +6,7 @@ import dev.sandboxkit.ManagerStats;
 import dev.sandboxkit.Sandbox;
 import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxManager;
+import dev.sandboxkit.SandboxProcess;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SandboxUnavailableException;
 import dev.sandboxkit.SessionInfo;
@@ -13,6 +14,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
 
@@ -99,6 +101,16 @@ public final class LazySandboxManager implements SandboxManager {
     @Override
     public SandboxFiles files(String sessionId) {
         return delegate().files(sessionId);
+    }
+
+    @Override
+    public SandboxProcess process(String sessionId, String processId) {
+        return delegate().process(sessionId, processId);
+    }
+
+    @Override
+    public List<SandboxProcess> processes(String sessionId) {
+        return delegate().processes(sessionId);
     }
 
     @Override
