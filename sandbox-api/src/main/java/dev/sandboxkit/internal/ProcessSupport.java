@@ -92,7 +92,7 @@ final class ProcessSupport {
                 .withTimeout(OP_TIMEOUT).withOutputLimit(64 * 1024);
         e.processContainer = sandboxId;
         ExecResult r = ctx.driver().exec(sandboxId, ContainerSetup.withEnvironment(e.execEnv, start));
-        if (!r.isSuccess() || !r.stdout().startsWith("started ")) {
+        if ((!r.isSuccess() || !r.stdout().startsWith("started ")) && !startedAnyway(sandboxId, id, r)) {
             String why = r.exitCode() == 126 || r.exitCode() == 127 ? "background processes need /bin/sh in the image"
                     : r.stderr().strip();
             throw new SandboxExecException("session " + e.sessionId + ": could not start a background process ("
@@ -107,6 +107,27 @@ final class ProcessSupport {
             p.closeStdin();
         }
         return p;
+    }
+
+    /**
+     * Whether a start whose exec did not report success started the process all the same: gVisor's exec can
+     * report its end as an error ("waiting on PID ...") when the exec left a detached process behind. The
+     * container has the answer.
+     */
+    private boolean startedAnyway(String sandboxId, String id, ExecResult r) {
+        if (r.termination() == ExecResult.Termination.EXITED) {
+            return false;
+        }
+        try {
+            ExecResult s = ctx.driver().exec(sandboxId, op(null, "status", id));
+            boolean started = s.isSuccess() && !s.stdout().startsWith("none") && !s.stdout().isBlank();
+            if (started) {
+                log.debug("Process {}: its start exec ended {}, but it runs", id, r);
+            }
+            return started;
+        } catch (RuntimeException noAnswer) {
+            return false;
+        }
     }
 
     // ---------------------------------------------------------------- handles and operations
