@@ -13,9 +13,6 @@ import dev.sandboxkit.spi.SessionRecord;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -43,8 +40,8 @@ import java.util.regex.Pattern;
  * container ({@link #holdsOffReap}) only for those.
  */
 final class ProcessSupport {
-    static final String OPS = resource("process.sh");
-    static final String SUPERVISOR = resource("process-supervisor.sh");
+    static final String OPS = ManagedShellSession.resource("process.sh");
+    static final String SUPERVISOR = ManagedShellSession.resource("process-supervisor.sh");
     static final Duration OP_TIMEOUT = Duration.ofSeconds(30);
     private static final Pattern ID = Pattern.compile("[0-9a-f]{8}-[0-9a-f]{18}");
     private static final int GONE_REMEMBERED = 4096;
@@ -311,21 +308,6 @@ final class ProcessSupport {
             return HexFormat.of().formatHex(h, 0, 4);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
-        }
-    }
-
-    static boolean isWellFormed(String id) {
-        return ID.matcher(id).matches();
-    }
-
-    private static String resource(String name) {
-        try (InputStream in = ProcessSupport.class.getResourceAsStream(name)) {
-            if (in == null) {
-                throw new IllegalStateException("missing resource " + name);
-            }
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
         }
     }
 
