@@ -108,6 +108,62 @@ public interface Sandbox extends AutoCloseable {
         throw new SandboxConfigurationException(getClass().getName() + " cannot forward ports");
     }
 
+    /**
+     * Starts a background process with the default {@link ProcessOptions}. Same as
+     * {@code start(request, ProcessOptions.defaults())}.
+     *
+     * @param request what to run
+     * @return the handle
+     */
+    default SandboxProcess start(ExecRequest request) {
+        return start(request, ProcessOptions.defaults());
+    }
+
+    /**
+     * Starts a background process and returns once it runs, without waiting for it to end. Resumes the session
+     * first if it was reaped, and counts as activity like an exec. The process runs in the sandbox's live
+     * container until it ends, is killed, or the container goes (idle reap, destroy, the lifetime limit, the
+     * manager's close): see {@link SandboxProcess} for where its state lives and how to reattach.
+     *
+     * <p>From the request: the command, env (per-process, never persisted), working directory and stdin bytes
+     * (written, then stdin is closed; with none, stdin stays open for {@link SandboxProcess#writeStdin}) apply;
+     * a timeout kills the process's group when it is up ({@link ProcessStatus.State#SIGNALED} 9). Output limits
+     * do not apply (the retained window of {@link ProcessOptions#retainedBytes()} does), and a listener is refused:
+     * use {@link SandboxProcess#follow}. A command that cannot run is reported like an exec's: the process ends at
+     * once with exit code 127 or 126.
+     *
+     * @param request what to run
+     * @param options how to run it
+     * @return the handle
+     * @throws IllegalArgumentException    if the request has a listener
+     * @throws SandboxNotFoundException    if the session was destroyed or released (ephemeral)
+     * @throws SandboxExecException        if the sandbox cannot run background processes (it needs {@code /bin/sh},
+     *                                     {@code setsid}, {@code mkfifo}, {@code dd} and a writable {@code /tmp} or
+     *                                     {@code /dev/shm}; BusyBox has them all), or the driver does not support them
+     * @throws SandboxUnavailableException if the backend cannot be reached (retryable)
+     */
+    SandboxProcess start(ExecRequest request, ProcessOptions options);
+
+    /**
+     * The session's background processes in its live container, running or ended (until
+     * {@linkplain SandboxProcess#remove() removed}), oldest first. Never resumes the session.
+     *
+     * @return handles on them; empty if the session has no live container
+     * @throws SandboxNotFoundException if the session was destroyed
+     */
+    java.util.List<SandboxProcess> processes();
+
+    /**
+     * A new handle on a background process of this session, by its id, without reading anything yet. A process
+     * from a container that is gone (this session was reaped and resumed, say) reports
+     * {@link ProcessStatus.State#LOST}.
+     *
+     * @param id the process's {@link SandboxProcess#id()}
+     * @return the handle
+     * @throws IllegalArgumentException if {@code id} is not a process id
+     */
+    SandboxProcess process(String id);
+
     /** Resets the idle clock without running anything. */
     void keepAlive();
 

@@ -206,6 +206,31 @@ public interface SandboxManager extends AutoCloseable {
     void destroy(String sessionId);
 
     /**
+     * A handle on a session's background process that needs no lease: for another manager or JVM on the same store
+     * while the session's container lives, even though the session's owner is a different live manager (whose
+     * lease makes {@link #acquire} fail here). Every operation is an exec into the container the store records
+     * for the session, so it reads, signals, kills and feeds the process exactly as the owner's handles do, but
+     * never starts, resumes or keeps alive anything: when the owner reaps, destroys or suspends the sandbox (its
+     * {@code close()} does), the process goes with it and this handle reports {@link ProcessStatus.State#LOST}.
+     *
+     * @param sessionId the session
+     * @param processId the process's {@link SandboxProcess#id()}
+     * @return the handle
+     * @throws IllegalArgumentException if {@code processId} is not a process id
+     */
+    SandboxProcess process(String sessionId, String processId);
+
+    /**
+     * The background processes in the session's live container, as {@link #process(String, String)} handles
+     * (no lease needed), oldest first.
+     *
+     * @param sessionId the session
+     * @return the handles; empty if the session has no live container
+     * @throws SandboxNotFoundException if the session does not exist or was destroyed
+     */
+    List<SandboxProcess> processes(String sessionId);
+
+    /**
      * Runs one orphan sweep now (it also runs when the manager is built and then periodically): lists the
      * managed containers by label, compares them with the store and removes those no live manager accounts
      * for — unknown, suspended or destroyed sessions, containers that are not their session's current one (in

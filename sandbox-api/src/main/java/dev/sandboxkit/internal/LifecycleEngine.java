@@ -6,6 +6,7 @@ import dev.sandboxkit.FileLimits;
 import dev.sandboxkit.ForwardOptions;
 import dev.sandboxkit.ManagerStats;
 import dev.sandboxkit.PortForward;
+import dev.sandboxkit.ProcessOptions;
 import dev.sandboxkit.Sandbox;
 import dev.sandboxkit.SandboxAcquireException;
 import dev.sandboxkit.SandboxEvent;
@@ -14,6 +15,7 @@ import dev.sandboxkit.SandboxFileException;
 import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxNotFoundException;
+import dev.sandboxkit.SandboxProcess;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SessionInfo;
 import dev.sandboxkit.SessionState;
@@ -117,6 +119,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     private final Housekeeper housekeeper;
     private final Reconciler reconciler;
     private final Snapshots snapshots;
+    private final ProcessSupport processes;
     private volatile boolean closed;
 
     private LifecycleEngine(ManagerSettings s, SandboxDriver driver, boolean ownsDriver, Clock clock,
@@ -152,6 +155,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         long reconcileMillis = (s.reconcileInterval() != null ? s.reconcileInterval() : DEFAULT_RECONCILE).toMillis();
         this.reconciler = new Reconciler(ctx, this, pools.values());
         this.snapshots = new Snapshots(ctx);
+        this.processes = new ProcessSupport(ctx);
         this.housekeeper = new Housekeeper(ctx, this, reconciler, reaperMillis, Math.max(10, leaseMillis / 3),
                 reconcileMillis);
     }
@@ -621,6 +625,30 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         return forwards.openCount();
     }
 
+    // ---------------------------------------------------------------- background processes (ProcessSupport)
+
+    /** Starts a background process in the session's live sandbox (resuming it first), as an exec would run. */
+    SandboxProcess startProcess(String sessionId, Instant incarnation, ExecRequest request, ProcessOptions options) {
+        Objects.requireNonNull(request, "request");
+        Objects.requireNonNull(options, "options");
+        return inLiveSandbox(sessionId, incarnation, (e, sandboxId) -> processes.start(e, sandboxId, request, options));
+    }
+
+    @Override
+    public SandboxProcess process(String sessionId, String processId) {
+        SessionIds.requireValid(sessionId);
+        Objects.requireNonNull(processId, "processId");
+        checkOpen();
+        return processes.handle(sessionId, processId);
+    }
+
+    @Override
+    public List<SandboxProcess> processes(String sessionId) {
+        SessionIds.requireValid(sessionId);
+        checkOpen();
+        return processes.list(sessionId);
+    }
+
     // ---------------------------------------------------------------- shell sessions
 
     /** Creates a shell session's state in the session's live sandbox (resuming it first), as an exec would reach it. */
@@ -824,6 +852,8 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
                 stats.suspended.updateAndGet(n -> Math.max(0, n - 1));
             }
             SessionRecord destroying = claimed.get();
+            processes.containerGone(live, "the session was destroyed, and its sandbox with it");
+            processes.containerGone(destroying.sandboxId(), "the session was destroyed, and its sandbox with it");
             try {
                 if (live != null) {
                     removals.remove(live);
@@ -896,7 +926,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
             if (e.outlived(now)) {
                 return killForLifetime(e, now);
             }
-            if (!e.idleFor(now, idleMillis)) {
+            if (!e.idleFor(now, idleMillis) || processes.holdsOffReap(e, e.sandboxId(), now)) {
                 return false;
             }
             long idleFor = now - e.lastActivity();
@@ -928,13 +958,19 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
 
     /** Why a container is stopped; idle reaping is the only stop that yields to activity. */
     enum StopReason {
-        IDLE("idle for more than the TTL"), LIFETIME("maximum lifetime reached"), SPEC_CHANGED("spec changed"),
-        CLOSED("manager closed"), RESTORED("workdir restored from a snapshot");
+        IDLE("idle for more than the TTL", "the sandbox was reaped (idle for more than the TTL)"),
+        LIFETIME("maximum lifetime reached", "the sandbox was killed at its maximum lifetime"),
+        SPEC_CHANGED("spec changed", "the sandbox was replaced (its spec changed)"),
+        CLOSED("manager closed", "the sandbox was suspended (its manager closed)"),
+        RESTORED("workdir restored from a snapshot", "the sandbox was removed (its workdir was restored from a snapshot)");
 
         final String text;
+        /** What a background process's handle says happened to it. */
+        final String processFate;
 
-        StopReason(String text) {
+        StopReason(String text, String processFate) {
             this.text = text;
+            this.processFate = processFate;
         }
     }
 
@@ -953,6 +989,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         if (sandboxId == null) {
             return false;
         }
+        processes.containerGone(sandboxId, reason.processFate);
         if (e.record.ephemeral()) {
             destroyLocked(e, sandboxId, e.record.createdAt());
             log.info("Session {}: removed single-use container {} ({}); workdir purged", e.sessionId,
@@ -1003,6 +1040,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
                 return;
             }
             e.deactivate(false, 0, 0);
+            processes.containerGone(sandboxId, "its container stopped or was removed outside the manager");
             // An exited container is still there: never leave it (if this fails, the orphan sweep removes it,
             // since this manager no longer holds it).
             removals.removeQuietly(sandboxId);

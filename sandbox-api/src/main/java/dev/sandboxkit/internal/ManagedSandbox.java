@@ -4,13 +4,16 @@ import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.ExecResult;
 import dev.sandboxkit.ForwardOptions;
 import dev.sandboxkit.PortForward;
+import dev.sandboxkit.ProcessOptions;
 import dev.sandboxkit.Sandbox;
 import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxNotFoundException;
+import dev.sandboxkit.SandboxProcess;
 import dev.sandboxkit.SessionInfo;
 import dev.sandboxkit.ShellSession;
 
 import java.time.Instant;
+import java.util.List;
 
 /**
  * The handle {@code acquire} returns. It names a session incarnation (its creation instant), so a handle
@@ -57,6 +60,22 @@ final class ManagedSandbox implements Sandbox {
     @Override
     public PortForward forward(int containerPort, ForwardOptions options) {
         return engine.forward(sessionId, incarnation, containerPort, options);
+    }
+
+    @Override
+    public SandboxProcess start(ExecRequest request, ProcessOptions options) {
+        return engine.startProcess(sessionId, incarnation, request, options);
+    }
+
+    @Override
+    public List<SandboxProcess> processes() {
+        info(); // a handle of a destroyed incarnation answers not found, as its other calls do
+        return engine.processes(sessionId);
+    }
+
+    @Override
+    public SandboxProcess process(String id) {
+        return engine.process(sessionId, id);
     }
 
     @Override

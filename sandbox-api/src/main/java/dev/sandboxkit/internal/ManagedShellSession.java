@@ -156,7 +156,8 @@ final class ManagedShellSession implements ShellSession {
         return b.toString();
     }
 
-    private static String resource(String name) {
+    /** A script from this package's resources. */
+    static String resource(String name) {
         try (InputStream in = ManagedShellSession.class.getResourceAsStream(name)) {
             if (in == null) {
                 throw new IllegalStateException("missing resource " + name);

@@ -48,6 +48,8 @@ final class SessionEntry {
     volatile long lifetimeMillis;
     /** The container the janitor killed for exceeding its lifetime, so its running execs can say so. */
     volatile String lifetimeKilled;
+    /** The container this manager last started a background process in: the reaper asks only that one. */
+    volatile String processContainer;
     /** Last activity already written to the store (housekeeper only). */
     long flushedActivity;
 

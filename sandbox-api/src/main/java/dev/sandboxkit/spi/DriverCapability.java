@@ -23,5 +23,10 @@ public enum DriverCapability {
      * {@link SandboxDriver#connect} is implemented: a TCP port inside the sandbox can be reached from the host
      * without giving the sandbox a network ({@code Sandbox.forward}).
      */
-    PORT_FORWARD
+    PORT_FORWARD,
+    /**
+     * A process an exec leaves running in a session of its own outlives the exec, and later execs reach it:
+     * what background processes ({@code Sandbox.start}) are built on. They also need a real shell in the image.
+     */
+    BACKGROUND_PROCESSES
 }

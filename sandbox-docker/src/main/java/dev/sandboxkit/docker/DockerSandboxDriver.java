@@ -172,7 +172,7 @@ final class DockerSandboxDriver implements SandboxDriver {
     public Set<DriverCapability> capabilities() {
         return EnumSet.of(DriverCapability.STDIN, DriverCapability.KILL_PROCESS_GROUP, DriverCapability.STREAMING,
                 DriverCapability.HOST_WORKSPACE, DriverCapability.REAL_PROCESSES, DriverCapability.FILES,
-                DriverCapability.SNAPSHOTS, DriverCapability.PORT_FORWARD);
+                DriverCapability.SNAPSHOTS, DriverCapability.PORT_FORWARD, DriverCapability.BACKGROUND_PROCESSES);
     }
 
     @Override

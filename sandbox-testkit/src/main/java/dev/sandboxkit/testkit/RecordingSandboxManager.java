@@ -6,6 +6,7 @@ import dev.sandboxkit.ManagerStats;
 import dev.sandboxkit.Sandbox;
 import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxManager;
+import dev.sandboxkit.SandboxProcess;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SnapshotId;
 import dev.sandboxkit.SnapshotInfo;
@@ -91,6 +92,16 @@ final class RecordingSandboxManager implements SandboxManager {
     @Override
     public void keepAlive(String sessionId) {
         delegate.keepAlive(sessionId);
+    }
+
+    @Override
+    public SandboxProcess process(String sessionId, String processId) {
+        return delegate.process(sessionId, processId);
+    }
+
+    @Override
+    public List<SandboxProcess> processes(String sessionId) {
+        return delegate.processes(sessionId);
     }
 
     @Override

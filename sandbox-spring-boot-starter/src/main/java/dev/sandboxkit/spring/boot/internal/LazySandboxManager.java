@@ -6,6 +6,7 @@ import dev.sandboxkit.ManagerStats;
 import dev.sandboxkit.Sandbox;
 import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxManager;
+import dev.sandboxkit.SandboxProcess;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SnapshotId;
 import dev.sandboxkit.SnapshotInfo;
@@ -132,6 +133,16 @@ public final class LazySandboxManager implements SandboxManager {
     @Override
     public void deleteSnapshot(SnapshotId snapshot) {
         delegate().deleteSnapshot(snapshot);
+    }
+
+    @Override
+    public SandboxProcess process(String sessionId, String processId) {
+        return delegate().process(sessionId, processId);
+    }
+
+    @Override
+    public List<SandboxProcess> processes(String sessionId) {
+        return delegate().processes(sessionId);
     }
 
     @Override
