@@ -31,6 +31,8 @@ public interface Sandbox extends AutoCloseable {
      * @throws SandboxUnavailableException if the backend cannot be reached (retryable)
      * @throws SandboxExecException        if the command could not be run or its output not read
      * @throws SessionStoreException       if resuming needed the store and it failed
+     * @throws SandboxUnsupportedException if the request asks for a terminal ({@link ExecRequest#withTty}) and the
+     *                                     driver has none
      */
     ExecResult exec(ExecRequest request);
 
@@ -72,6 +74,31 @@ public interface Sandbox extends AutoCloseable {
      *                                  no writable {@code /tmp} or {@code /dev/shm})
      */
     ShellSession shell();
+
+    /**
+     * Starts a command on a pseudo-terminal and returns at once: raw bytes in and out, resize, wait for the exit
+     * (see {@link Terminal}). Resumes the session first if it was reaped. The request's env, working directory
+     * and timeout apply; {@link ExecRequest#stdin()} bytes, if any, are typed first; its output caps and
+     * listener do not (read {@link Terminal#output()}).
+     *
+     * <pre>{@code
+     * try (Terminal t = sandbox.terminal(ExecRequest.of("sh", "-i").withTty(TerminalSize.of(120, 40)))) {
+     *     t.input().write("echo hi
+".getBytes(UTF_8));
+     *     ... read t.output() ...
+     * }
+     * }</pre>
+     *
+     * @param request what to run; it must carry a terminal size ({@link ExecRequest#withTty})
+     * @return the running terminal; close it when done
+     * @throws IllegalArgumentException     if the request has no {@link ExecRequest#tty()}
+     * @throws SandboxUnsupportedException  if the sandbox's driver has no terminals
+     * @throws SandboxNotFoundException     if the session was destroyed or released (ephemeral)
+     * @throws SandboxExecException         if the command could not be started
+     */
+    default Terminal terminal(ExecRequest request) {
+        throw new SandboxUnsupportedException("this sandbox handle has no terminals");
+    }
 
     /** Resets the idle clock without running anything. */
     void keepAlive();

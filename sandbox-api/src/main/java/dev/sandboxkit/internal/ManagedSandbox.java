@@ -7,6 +7,7 @@ import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.SessionInfo;
 import dev.sandboxkit.ShellSession;
+import dev.sandboxkit.Terminal;
 
 import java.time.Instant;
 
@@ -50,6 +51,11 @@ final class ManagedSandbox implements Sandbox {
     @Override
     public ShellSession shell() {
         return engine.openShell(sessionId, incarnation);
+    }
+
+    @Override
+    public Terminal terminal(ExecRequest request) {
+        return engine.openTerminal(sessionId, request, incarnation);
     }
 
     @Override

@@ -13,5 +13,10 @@ public enum DriverCapability {
     /** Sandboxes run real processes (not a fake). */
     REAL_PROCESSES,
     /** {@link SandboxDriver#files} is implemented: the files API works on this driver's workdirs. */
-    FILES
+    FILES,
+    /**
+     * Commands can run on a pseudo-terminal: {@link dev.sandboxkit.ExecRequest#withTty} is honoured by
+     * {@link SandboxDriver#exec}, and {@link SandboxDriver#openTerminal} is implemented.
+     */
+    TTY
 }

@@ -6,6 +6,7 @@ import dev.sandboxkit.FileLimits;
 import dev.sandboxkit.SandboxFileException;
 import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxSpec;
+import dev.sandboxkit.SandboxUnsupportedException;
 
 import java.util.List;
 import java.util.Map;
@@ -107,6 +108,25 @@ public interface SandboxDriver extends AutoCloseable {
      *                                                 the exec starts
      */
     ExecResult exec(String sandboxId, ExecRequest request);
+
+    /**
+     * Starts a command on a pseudo-terminal of {@link ExecRequest#tty()}'s size and returns at once with its
+     * streams, for the caller to type into, read and resize while it runs. Honours the request's env (for this
+     * command only), working directory and timeout (kill, report {@code TIMED_OUT}); stdin bytes, if any, are
+     * typed first; the output caps and the listener do not apply (the output goes to the connection). A
+     * command that cannot start shows it as for {@link #exec}: a message on the output and exit code 126 or
+     * 127. If the sandbox is removed, the output ends and the status says {@code KILLED}. Declared with
+     * {@link DriverCapability#TTY}. Default: unsupported.
+     *
+     * @param sandboxId the sandbox
+     * @param request   what to run; {@link ExecRequest#tty()} is set
+     * @return the running terminal; the caller closes it
+     * @throws dev.sandboxkit.SandboxNotFoundException if the sandbox does not exist (or is not running)
+     * @throws SandboxUnsupportedException             if this driver has no terminals
+     */
+    default TerminalConnection openTerminal(String sandboxId, ExecRequest request) {
+        throw new SandboxUnsupportedException("the " + name() + " driver has no terminals (PTY)");
+    }
 
     /**
      * Access to a workdir for the files API, without needing a running sandbox. The engine validates and
