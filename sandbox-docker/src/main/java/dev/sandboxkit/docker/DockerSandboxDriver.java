@@ -41,6 +41,7 @@ import dev.sandboxkit.spi.DriverContext;
 import dev.sandboxkit.spi.PhaseRecorder;
 import dev.sandboxkit.spi.SandboxDescriptor;
 import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.spi.TerminalConnection;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -163,7 +164,8 @@ final class DockerSandboxDriver implements SandboxDriver {
     @Override
     public Set<DriverCapability> capabilities() {
         return EnumSet.of(DriverCapability.STDIN, DriverCapability.KILL_PROCESS_GROUP, DriverCapability.STREAMING,
-                DriverCapability.HOST_WORKSPACE, DriverCapability.REAL_PROCESSES, DriverCapability.FILES);
+                DriverCapability.HOST_WORKSPACE, DriverCapability.REAL_PROCESSES, DriverCapability.FILES,
+                DriverCapability.TTY);
     }
 
     @Override
@@ -261,6 +263,14 @@ final class DockerSandboxDriver implements SandboxDriver {
         Objects.requireNonNull(sandboxId, "sandboxId");
         Objects.requireNonNull(request, "request");
         return channels.exec(sandboxId, request);
+    }
+
+    /** A plain engine exec with {@code Tty: true} (never the command channel: a terminal is the exec's own). */
+    @Override
+    public TerminalConnection openTerminal(String sandboxId, ExecRequest request) {
+        Objects.requireNonNull(sandboxId, "sandboxId");
+        Objects.requireNonNull(request, "request");
+        return execs.openTerminal(sandboxId, request);
     }
 
     /** The exec router with its channel pools (for tests and the benchmark). */
