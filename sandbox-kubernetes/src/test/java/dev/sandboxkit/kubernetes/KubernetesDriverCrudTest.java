@@ -481,7 +481,8 @@ class KubernetesDriverCrudTest {
         driver().ping();
         assertThat(driver.name()).isEqualTo("kubernetes");
         assertThat(driver.capabilities()).containsExactlyInAnyOrder(DriverCapability.STDIN,
-                DriverCapability.STREAMING, DriverCapability.KILL_PROCESS_GROUP, DriverCapability.REAL_PROCESSES);
+                DriverCapability.STREAMING, DriverCapability.KILL_PROCESS_GROUP, DriverCapability.REAL_PROCESSES,
+                DriverCapability.TTY);
     }
 
     @Test
