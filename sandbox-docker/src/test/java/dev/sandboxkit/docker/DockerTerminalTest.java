@@ -16,8 +16,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -65,14 +63,7 @@ class DockerTerminalTest extends DriverOnDocker {
     @Test
     @DisplayName("an image without /bin/sh: the size is set by the engine's resize, a missing program exits 127")
     void imageWithoutShell() throws Exception {
-        Path ctx = Files.createTempDirectory(root.getParent(), "build-");
-        Files.writeString(ctx.resolve("Dockerfile"), "FROM " + DockerTestSupport.IMAGE + " AS src\n"
-                + "FROM scratch\n"
-                + "COPY --from=src /bin/busybox /bin/busybox\n"
-                + "RUN [\"/bin/busybox\", \"ln\", \"-s\", \"busybox\", \"/bin/sleep\"]\n");
-        String image = "sandboxkit-test-noshell-tty:" + instanceId;
-        DockerTestSupport.docker(ctx, "build", "-q", "-t", image, ".");
-        images.add(image);
+        String image = noShellImage("sandboxkit-test-noshell-tty");
         String id = start(driver, instanceId, "t-noshell", spec().image(image).build());
 
         ExecResult tty = driver.exec(id, ExecRequest.of("/bin/busybox", "tty").withTty(SIZE));

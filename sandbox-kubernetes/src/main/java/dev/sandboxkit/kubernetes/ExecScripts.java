@@ -113,30 +113,24 @@ final class ExecScripts {
      * @param command     the user's argv
      */
     static List<String> wrap(String workingDir, String execId, int envCount, int stdinLength, List<String> command) {
-        List<String> argv = new ArrayList<>(command.size() + 8);
-        argv.add(SHELL);
-        argv.add("-c");
-        argv.add(WRAPPER);
-        argv.add("sandboxkit-exec");
-        argv.add(workingDir);
-        argv.add(execId);
-        argv.add(Integer.toString(envCount));
-        argv.add(stdinLength < 0 ? "-" : Integer.toString(stdinLength));
-        argv.addAll(command);
-        return argv;
+        return wrapped(WRAPPER, "sandboxkit-exec", command, workingDir, execId, Integer.toString(envCount),
+                stdinLength < 0 ? "-" : Integer.toString(stdinLength));
     }
 
     /** The argv of a command on a terminal ({@link #TTY_WRAPPER}). */
     static List<String> wrapTty(String workingDir, String execId, int columns, int rows, List<String> command) {
-        List<String> argv = new ArrayList<>(command.size() + 8);
+        return wrapped(TTY_WRAPPER, "sandboxkit-tty", command, workingDir, execId, Integer.toString(columns),
+                Integer.toString(rows));
+    }
+
+    /** {@code /bin/sh -c <script> <name> <parameters...> <command...>}. */
+    private static List<String> wrapped(String script, String name, List<String> command, String... parameters) {
+        List<String> argv = new ArrayList<>(command.size() + parameters.length + 4);
         argv.add(SHELL);
         argv.add("-c");
-        argv.add(TTY_WRAPPER);
-        argv.add("sandboxkit-tty");
-        argv.add(workingDir);
-        argv.add(execId);
-        argv.add(Integer.toString(columns));
-        argv.add(Integer.toString(rows));
+        argv.add(script);
+        argv.add(name);
+        argv.addAll(List.of(parameters));
         argv.addAll(command);
         return argv;
     }

@@ -1235,16 +1235,7 @@ public abstract class SandboxDriverTck {
         void destroyEndsIt() throws Exception {
             requireCapability(DriverCapability.REAL_PROCESSES, DriverCapability.TTY);
             Sandbox sandbox = acquire();
-            try (Terminal t = sandbox.terminal(ExecRequest.shell("echo ready; sleep 1000").withTty(size));
-                 Transcript out = new Transcript(t)) {
-                out.await("ready\r\n");
-
-                sandbox.destroy();
-
-                out.awaitEnd();
-                assertThat(t.waitFor(Duration.ofSeconds(30)).orElseThrow().termination())
-                        .isEqualTo(ExecResult.Termination.KILLED);
-            }
+            assertEndedBy(sandbox, sandbox::destroy);
         }
 
         @Test
@@ -1270,18 +1261,24 @@ public abstract class SandboxDriverTck {
         @DisplayName("closing the manager ends its terminals")
         void managerCloseEndsIt() throws Exception {
             requireCapability(DriverCapability.REAL_PROCESSES, DriverCapability.TTY);
-            Sandbox sandbox = acquire();
+            try {
+                assertEndedBy(acquire(), manager::close);
+            } finally {
+                manager = newManager(); // for the clean-up
+            }
+        }
+
+        /** Runs {@code end} under a running terminal: its output must end, and its status say KILLED. */
+        private void assertEndedBy(Sandbox sandbox, Runnable end) throws Exception {
             try (Terminal t = sandbox.terminal(ExecRequest.shell("echo ready; sleep 1000").withTty(size));
                  Transcript out = new Transcript(t)) {
                 out.await("ready\r\n");
 
-                manager.close();
+                end.run();
 
                 out.awaitEnd();
                 assertThat(t.waitFor(Duration.ofSeconds(30)).orElseThrow().termination())
                         .isEqualTo(ExecResult.Termination.KILLED);
-            } finally {
-                manager = newManager(); // for the clean-up
             }
         }
 
