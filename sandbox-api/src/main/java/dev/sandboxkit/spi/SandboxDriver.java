@@ -88,7 +88,9 @@ public interface SandboxDriver extends AutoCloseable {
     /**
      * Runs a command in a sandbox and waits for it, honouring every field of the request: env for this
      * exec only, working dir, stdin then EOF, timeout (kill, report {@code TIMED_OUT}), output caps and
-     * the listener. Spec-level env is applied by the engine into the request before this call.
+     * the listener. Spec-level env is applied by the engine into the request before this call. A request with
+     * {@link ExecRequest#tty()} (sent only to drivers that declare {@link DriverCapability#TTY}) runs on a
+     * terminal of that size: the output merged on stdout, stdin typed without an EOF.
      *
      * <p>A command that cannot start is a result, not an exception, with one line on stderr naming the
      * program or directory, as a POSIX shell reports it: 127 when the program is not found; 126 when it
