@@ -29,10 +29,11 @@ public final class ExecRequest {
     private final int stdoutLimit;
     private final int stderrLimit;
     private final @Nullable OutputListener listener;
+    private final @Nullable TerminalSize tty;
 
     private ExecRequest(List<String> command, @Nullable Map<String, String> env, @Nullable String workingDir,
                         byte @Nullable [] stdin, @Nullable Duration timeout, int stdoutLimit, int stderrLimit,
-                        @Nullable OutputListener listener) {
+                        @Nullable OutputListener listener, @Nullable TerminalSize tty) {
         Objects.requireNonNull(command, "command");
         if (command.isEmpty()) {
             throw new IllegalArgumentException("command must not be empty");
@@ -60,6 +61,7 @@ public final class ExecRequest {
         this.stdoutLimit = stdoutLimit;
         this.stderrLimit = stderrLimit;
         this.listener = listener;
+        this.tty = tty;
     }
 
     /**
@@ -126,6 +128,15 @@ public final class ExecRequest {
     }
 
 
+    /**
+     * The terminal this command runs on, or {@code null} for none (separate stdout and stderr pipes).
+     *
+     * @return the pseudo-terminal's initial size, or {@code null}
+     */
+    public @Nullable TerminalSize tty() {
+        return tty;
+    }
+
     /** Default cap on each output stream kept in the result: 1 MiB. */
     public static final int DEFAULT_OUTPUT_LIMIT = 1024 * 1024;
 
@@ -146,7 +157,7 @@ public final class ExecRequest {
      * @return the request
      */
     public static ExecRequest of(List<String> argv) {
-        return new ExecRequest(argv, Map.of(), null, null, null, DEFAULT_OUTPUT_LIMIT, DEFAULT_OUTPUT_LIMIT, null);
+        return new ExecRequest(argv, Map.of(), null, null, null, DEFAULT_OUTPUT_LIMIT, DEFAULT_OUTPUT_LIMIT, null, null);
     }
 
     /**
@@ -179,7 +190,7 @@ public final class ExecRequest {
      * @return the new request
      */
     public ExecRequest withEnv(Map<String, String> variables) {
-        return new ExecRequest(command, variables, workingDir, stdin, timeout, stdoutLimit, stderrLimit, listener);
+        return new ExecRequest(command, variables, workingDir, stdin, timeout, stdoutLimit, stderrLimit, listener, tty);
     }
 
     /**
@@ -189,7 +200,7 @@ public final class ExecRequest {
      * @return the new request
      */
     public ExecRequest withWorkingDir(@Nullable String dir) {
-        return new ExecRequest(command, env, dir, stdin, timeout, stdoutLimit, stderrLimit, listener);
+        return new ExecRequest(command, env, dir, stdin, timeout, stdoutLimit, stderrLimit, listener, tty);
     }
 
     /**
@@ -199,7 +210,7 @@ public final class ExecRequest {
      * @return the new request
      */
     public ExecRequest withStdin(byte @Nullable [] bytes) {
-        return new ExecRequest(command, env, workingDir, bytes, timeout, stdoutLimit, stderrLimit, listener);
+        return new ExecRequest(command, env, workingDir, bytes, timeout, stdoutLimit, stderrLimit, listener, tty);
     }
 
     /**
@@ -219,7 +230,7 @@ public final class ExecRequest {
      * @return the new request
      */
     public ExecRequest withTimeout(@Nullable Duration limit) {
-        return new ExecRequest(command, env, workingDir, stdin, limit, stdoutLimit, stderrLimit, listener);
+        return new ExecRequest(command, env, workingDir, stdin, limit, stdoutLimit, stderrLimit, listener, tty);
     }
 
     /**
@@ -229,7 +240,7 @@ public final class ExecRequest {
      * @return the new request
      */
     public ExecRequest withOutputLimit(int bytes) {
-        return new ExecRequest(command, env, workingDir, stdin, timeout, bytes, bytes, listener);
+        return new ExecRequest(command, env, workingDir, stdin, timeout, bytes, bytes, listener, tty);
     }
 
     /**
@@ -239,7 +250,7 @@ public final class ExecRequest {
      * @return the new request
      */
     public ExecRequest withStdoutLimit(int bytes) {
-        return new ExecRequest(command, env, workingDir, stdin, timeout, bytes, stderrLimit, listener);
+        return new ExecRequest(command, env, workingDir, stdin, timeout, bytes, stderrLimit, listener, tty);
     }
 
     /**
@@ -249,7 +260,7 @@ public final class ExecRequest {
      * @return the new request
      */
     public ExecRequest withStderrLimit(int bytes) {
-        return new ExecRequest(command, env, workingDir, stdin, timeout, stdoutLimit, bytes, listener);
+        return new ExecRequest(command, env, workingDir, stdin, timeout, stdoutLimit, bytes, listener, tty);
     }
 
     /**
@@ -259,7 +270,25 @@ public final class ExecRequest {
      * @return the new request
      */
     public ExecRequest withListener(@Nullable OutputListener outputListener) {
-        return new ExecRequest(command, env, workingDir, stdin, timeout, stdoutLimit, stderrLimit, outputListener);
+        return new ExecRequest(command, env, workingDir, stdin, timeout, stdoutLimit, stderrLimit, outputListener, tty);
+    }
+
+    /**
+     * Returns a copy that runs on a pseudo-terminal (PTY) of this size, as an interactive program expects: the
+     * program sees a terminal on stdin, stdout and stderr ({@code tty} prints {@code /dev/pts/N}), and its
+     * output arrives merged on stdout, with the terminal's line endings ({@code \r\n}), and capped by
+     * {@link #stdoutLimit()}; stderr stays empty. {@link #stdin()} bytes are typed at the terminal: they are
+     * echoed, and the terminal never sees an end of file (a program reading to EOF needs a Ctrl-D, {@code 0x04},
+     * at the start of a line). The exec counts and ends as any other: exit code, timeout, kill on destroy.
+     * For a terminal that stays open for input, resize and output as it comes, pass the request to
+     * {@link Sandbox#terminal(ExecRequest)}. Drivers declare support with
+     * {@link dev.sandboxkit.spi.DriverCapability#TTY}.
+     *
+     * @param size the terminal's size, or {@code null} for no terminal
+     * @return the new request
+     */
+    public ExecRequest withTty(@Nullable TerminalSize size) {
+        return new ExecRequest(command, env, workingDir, stdin, timeout, stdoutLimit, stderrLimit, listener, size);
     }
 
     /**
@@ -294,19 +323,20 @@ public final class ExecRequest {
         return o instanceof ExecRequest r && command.equals(r.command) && env.equals(r.env)
                 && Objects.equals(workingDir, r.workingDir) && Arrays.equals(stdin, r.stdin)
                 && Objects.equals(timeout, r.timeout) && stdoutLimit == r.stdoutLimit
-                && stderrLimit == r.stderrLimit && Objects.equals(listener, r.listener);
+                && stderrLimit == r.stderrLimit && Objects.equals(listener, r.listener) && Objects.equals(tty, r.tty);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(command, env, workingDir, Arrays.hashCode(stdin), timeout, stdoutLimit, stderrLimit);
+        return Objects.hash(command, env, workingDir, Arrays.hashCode(stdin), timeout, stdoutLimit, stderrLimit, tty);
     }
 
     /** Leaves out env values, which may be secrets. */
     @Override
     public String toString() {
         return "ExecRequest[command=" + command + ", env=" + env.keySet() + ", workingDir=" + workingDir
-                + ", stdin=" + (stdin == null ? "none" : stdin.length + " bytes") + ", timeout=" + timeout + "]";
+                + ", stdin=" + (stdin == null ? "none" : stdin.length + " bytes") + ", timeout=" + timeout
+                + (tty == null ? "" : ", tty=" + tty) + "]";
     }
 
     private static @Nullable String normalizeWorkingDir(@Nullable String dir) {

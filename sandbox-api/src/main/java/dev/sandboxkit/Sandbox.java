@@ -31,6 +31,8 @@ public interface Sandbox extends AutoCloseable {
      * @throws SandboxUnavailableException if the backend cannot be reached (retryable)
      * @throws SandboxExecException        if the command could not be run or its output not read
      * @throws SessionStoreException       if resuming needed the store and it failed
+     * @throws SandboxUnsupportedException if the request asks for a terminal ({@link ExecRequest#withTty}) and the
+     *                                     driver has none
      */
     ExecResult exec(ExecRequest request);
 
@@ -98,14 +100,15 @@ public interface Sandbox extends AutoCloseable {
      * @param options       where to listen on the host
      * @return the open forward; close it when done
      * @throws IllegalArgumentException       if the port is out of range
-     * @throws SandboxConfigurationException if the driver cannot forward ports, or the bind address is not
+     * @throws SandboxConfigurationException if the driver cannot forward ports ({@link SandboxUnsupportedException}),
+     *                                       or the bind address is not
      *                                       loopback and {@link ForwardOptions#exposeBeyondLoopback()} is not set,
      *                                       or the local address cannot be bound (in use, not local)
      * @throws SandboxNotFoundException      if the session was destroyed or released (ephemeral)
      * @throws SandboxAcquireException       if the session had to be resumed and that failed
      */
     default PortForward forward(int containerPort, ForwardOptions options) {
-        throw new SandboxConfigurationException(getClass().getName() + " cannot forward ports");
+        throw new SandboxUnsupportedException(getClass().getName() + " cannot forward ports");
     }
 
     /**
@@ -139,7 +142,8 @@ public interface Sandbox extends AutoCloseable {
      * @throws SandboxNotFoundException    if the session was destroyed or released (ephemeral)
      * @throws SandboxExecException        if the sandbox cannot run background processes (it needs {@code /bin/sh},
      *                                     {@code setsid}, {@code mkfifo}, {@code dd} and a writable {@code /tmp} or
-     *                                     {@code /dev/shm}; BusyBox has them all), or the driver does not support them
+     *                                     {@code /dev/shm}; BusyBox has them all)
+     * @throws SandboxUnsupportedException if the driver does not support background processes
      * @throws SandboxUnavailableException if the backend cannot be reached (retryable)
      */
     SandboxProcess start(ExecRequest request, ProcessOptions options);
@@ -163,6 +167,30 @@ public interface Sandbox extends AutoCloseable {
      * @throws IllegalArgumentException if {@code id} is not a process id
      */
     SandboxProcess process(String id);
+
+    /**
+     * Starts a command on a pseudo-terminal and returns at once: raw bytes in and out, resize, wait for the exit
+     * (see {@link Terminal}). Resumes the session first if it was reaped. The request's env, working directory
+     * and timeout apply; {@link ExecRequest#stdin()} bytes, if any, are typed first; its output caps and
+     * listener do not (read {@link Terminal#output()}).
+     *
+     * <pre>{@code
+     * try (Terminal t = sandbox.terminal(ExecRequest.of("sh", "-i").withTty(TerminalSize.of(120, 40)))) {
+     *     t.input().write("echo hi\n".getBytes(UTF_8));
+     *     ... read t.output() ...
+     * }
+     * }</pre>
+     *
+     * @param request what to run; it must carry a terminal size ({@link ExecRequest#withTty})
+     * @return the running terminal; close it when done
+     * @throws IllegalArgumentException     if the request has no {@link ExecRequest#tty()}
+     * @throws SandboxUnsupportedException  if the sandbox's driver has no terminals
+     * @throws SandboxNotFoundException     if the session was destroyed or released (ephemeral)
+     * @throws SandboxExecException         if the command could not be started
+     */
+    default Terminal terminal(ExecRequest request) {
+        throw new SandboxUnsupportedException("this sandbox handle has no terminals");
+    }
 
     /** Resets the idle clock without running anything. */
     void keepAlive();

@@ -113,7 +113,7 @@ public interface SandboxManager extends AutoCloseable {
      * @param sessionId the session
      * @return the new snapshot's id
      * @throws SandboxNotFoundException if the session does not exist, was destroyed, or is being destroyed
-     * @throws SandboxFileException     with reason {@code UNSUPPORTED} if the driver has no snapshots
+     * @throws SandboxUnsupportedException if the driver has no snapshots
      */
     SnapshotId snapshot(String sessionId);
 
@@ -126,7 +126,7 @@ public interface SandboxManager extends AutoCloseable {
      * @param snapshot  the snapshot to restore
      * @throws SandboxNotFoundException if the session or the snapshot does not exist
      * @throws SandboxAcquireException  if another live manager holds the session (retryable)
-     * @throws SandboxFileException     with reason {@code UNSUPPORTED} if the driver has no snapshots
+     * @throws SandboxUnsupportedException if the driver has no snapshots
      */
     void restore(String sessionId, SnapshotId snapshot);
 
@@ -139,7 +139,7 @@ public interface SandboxManager extends AutoCloseable {
      * @return a handle on the new session's sandbox
      * @throws SandboxNotFoundException if the source session does not exist or was destroyed
      * @throws SandboxAcquireException  if the new session exists already, or cannot be started
-     * @throws SandboxFileException     with reason {@code UNSUPPORTED} if the driver has no snapshots
+     * @throws SandboxUnsupportedException if the driver has no snapshots
      */
     Sandbox fork(String sessionId, String newSessionId);
 

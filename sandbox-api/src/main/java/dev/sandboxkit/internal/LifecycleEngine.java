@@ -11,7 +11,6 @@ import dev.sandboxkit.Sandbox;
 import dev.sandboxkit.SandboxAcquireException;
 import dev.sandboxkit.SandboxEvent;
 import dev.sandboxkit.SandboxException;
-import dev.sandboxkit.SandboxFileException;
 import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxNotFoundException;
@@ -24,6 +23,10 @@ import dev.sandboxkit.ShellSession;
 import dev.sandboxkit.ShellSessionEndedException;
 import dev.sandboxkit.SnapshotId;
 import dev.sandboxkit.SnapshotInfo;
+import dev.sandboxkit.SandboxUnsupportedException;
+import dev.sandboxkit.Terminal;
+import dev.sandboxkit.spi.DriverCapability;
+import dev.sandboxkit.spi.TerminalConnection;
 import dev.sandboxkit.WarmPool;
 import dev.sandboxkit.spi.CreateRequest;
 import dev.sandboxkit.spi.DriverCapability;
@@ -120,6 +123,8 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     private final Reconciler reconciler;
     private final Snapshots snapshots;
     private final ProcessSupport processes;
+    /** Terminals open now, so that close() can end them. */
+    private final java.util.Set<ManagedTerminal> terminals = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
     private LifecycleEngine(ManagerSettings s, SandboxDriver driver, boolean ownsDriver, Clock clock,
@@ -533,7 +538,60 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     ExecResult exec(String sessionId, ExecRequest request, Instant incarnation) {
         Objects.requireNonNull(sessionId, "sessionId");
         Objects.requireNonNull(request, "request");
+        requireTtySupport(request);
         return inLiveSandbox(sessionId, incarnation, (e, sandboxId) -> execIn(e, sandboxId, request, request));
+    }
+
+    /** A request with a terminal needs a driver that has terminals: say so rather than run it without one. */
+    private void requireTtySupport(ExecRequest request) {
+        if (request.tty() != null && !driver.capabilities().contains(DriverCapability.TTY)) {
+            throw new SandboxUnsupportedException("the " + driver.name() + " driver cannot run commands on a "
+                    + "terminal (PTY): it does not declare the TTY capability");
+        }
+    }
+
+    // ---------------------------------------------------------------- terminals
+
+    /**
+     * Opens a terminal in the session's live sandbox (resuming it first). The terminal takes an exec slot of its
+     * own before the driver opens it and keeps it until it ends ({@link #terminalEnded}), so that the reaper
+     * waits for it as for an exec; the slot {@link #inLiveSandbox} takes for the opening is released as usual.
+     */
+    Terminal openTerminal(String sessionId, ExecRequest request, Instant incarnation) {
+        Objects.requireNonNull(request, "request");
+        if (request.tty() == null) {
+            throw new IllegalArgumentException("a terminal needs a size: pass request.withTty(TerminalSize.of(80, 24))");
+        }
+        requireTtySupport(request);
+        return inLiveSandbox(sessionId, incarnation, (e, sandboxId) -> {
+            String held = e.beginExec(clock.millis());
+            if (!sandboxId.equals(held)) {
+                if (held != null) {
+                    e.endExec(clock.millis());
+                }
+                throw new SandboxNotFoundException("container " + shortId(sandboxId) + " is being removed");
+            }
+            ManagedTerminal terminal;
+            try {
+                TerminalConnection connection = driver.openTerminal(sandboxId,
+                        ContainerSetup.withEnvironment(e.execEnv, request));
+                terminal = new ManagedTerminal(this, e, sandboxId, connection, request.tty());
+            } catch (RuntimeException | Error failed) {
+                e.endExec(clock.millis());
+                throw failed;
+            }
+            terminals.add(terminal);
+            if (closed) {
+                terminal.close(); // close() may have passed the set already
+            }
+            return terminal;
+        });
+    }
+
+    /** A terminal ended: its exec slot is free again. Called once per terminal, on any thread. */
+    void terminalEnded(SessionEntry e, ManagedTerminal terminal) {
+        terminals.remove(terminal);
+        e.endExec(clock.millis());
     }
 
     /**
@@ -589,7 +647,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     }
 
     /** An exec cut short because the janitor killed its container reports that, not a generic kill. */
-    private static ExecResult classify(SessionEntry e, String sandboxId, ExecResult result) {
+    static ExecResult classify(SessionEntry e, String sandboxId, ExecResult result) {
         if (result.termination() != ExecResult.Termination.EXITED && result.termination() != ExecResult.Termination.TIMED_OUT
                 && sandboxId.equals(e.lifetimeKilled)) {
             return ExecResult.builder().exitCode(result.exitCode()).stdoutBytes(result.stdoutBytes())
@@ -665,6 +723,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
      */
     ExecResult shellExec(String sessionId, ManagedShellSession shell, ExecRequest request, ExecRequest command) {
         checkOpen();
+        requireTtySupport(command);
         SessionEntry e = sessions.get(sessionId);
         String sandboxId = e == null ? null : e.beginExec(clock.millis());
         if (sandboxId == null) {
@@ -1120,8 +1179,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         }
         SessionRecord source = usable(sessionId);
         if (!driver.capabilities().contains(DriverCapability.SNAPSHOTS)) {
-            throw new SandboxFileException(SandboxFileException.Reason.UNSUPPORTED,
-                    "the " + driver.name() + " driver cannot copy workdirs");
+            throw new SandboxUnsupportedException("the " + driver.name() + " driver cannot copy workdirs");
         }
         Optional<SessionRecord> existing = store.find(newSessionId);
         if (existing.isPresent() && existing.get().state() != SessionState.DESTROYED) {
@@ -1238,6 +1296,14 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
                 break;
             } catch (ExecutionException | TimeoutException ex) {
                 log.warn("Could not suspend a session while closing: {}", ex.toString());
+            }
+        }
+        // Their containers are gone by now (or could not be removed): release their connections either way.
+        for (ManagedTerminal t : terminals) {
+            try {
+                t.close();
+            } catch (RuntimeException ex) {
+                log.debug("Could not close {}: {}", t, ex.toString());
             }
         }
         if (!Thread.currentThread().isInterrupted()) {

@@ -11,6 +11,7 @@ import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.SandboxProcess;
 import dev.sandboxkit.SessionInfo;
 import dev.sandboxkit.ShellSession;
+import dev.sandboxkit.Terminal;
 
 import java.time.Instant;
 import java.util.List;
@@ -76,6 +77,11 @@ final class ManagedSandbox implements Sandbox {
     @Override
     public SandboxProcess process(String id) {
         return engine.process(sessionId, id);
+    }
+
+    @Override
+    public Terminal terminal(ExecRequest request) {
+        return engine.openTerminal(sessionId, request, incarnation);
     }
 
     @Override

@@ -91,7 +91,7 @@ final class ManagedShellSession implements ShellSession {
                         names.toString()))
                 .withEnv(request.env()).withStdin(request.stdin()).withTimeout(request.timeout())
                 .withStdoutLimit(request.stdoutLimit()).withStderrLimit(request.stderrLimit())
-                .withListener(request.listener());
+                .withListener(request.listener()).withTty(request.tty());
     }
 
     /** The exec that discards the state directory. */

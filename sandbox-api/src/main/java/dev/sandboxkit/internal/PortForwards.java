@@ -50,7 +50,7 @@ final class PortForwards implements ManagedPortForward.Host {
             throw new IllegalArgumentException("container port must be 1-65535, got: " + containerPort);
         }
         if (!driver.capabilities().contains(dev.sandboxkit.spi.DriverCapability.PORT_FORWARD)) {
-            throw new SandboxConfigurationException("the " + driver.name() + " driver cannot forward ports");
+            throw new dev.sandboxkit.SandboxUnsupportedException("the " + driver.name() + " driver cannot forward ports");
         }
         InetAddress address = options.bindAddress();
         if (address != null && !address.isLoopbackAddress() && !options.exposesBeyondLoopback()) {

@@ -74,7 +74,7 @@ final class ProcessSupport {
             throw new IllegalArgumentException("a background process takes no listener: use SandboxProcess.follow");
         }
         if (!ctx.driver().capabilities().contains(DriverCapability.BACKGROUND_PROCESSES)) {
-            throw new SandboxExecException("driver '" + ctx.driver().name() + "' does not support background "
+            throw new dev.sandboxkit.SandboxUnsupportedException("driver '" + ctx.driver().name() + "' does not support background "
                     + "processes (it does not declare BACKGROUND_PROCESSES)");
         }
         String id = tag(sandboxId) + "-" + String.format("%012x", Math.max(0, System.currentTimeMillis()))

@@ -1,6 +1,6 @@
 package dev.sandboxkit.internal;
 
-import dev.sandboxkit.SandboxFileException;
+import dev.sandboxkit.SandboxUnsupportedException;
 import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.SnapshotId;
 import dev.sandboxkit.SnapshotInfo;
@@ -107,8 +107,7 @@ final class Snapshots {
 
     private void requireSupported() {
         if (!supported()) {
-            throw new SandboxFileException(SandboxFileException.Reason.UNSUPPORTED,
-                    "the " + ctx.driver().name() + " driver has no workdir snapshots");
+            throw new SandboxUnsupportedException("the " + ctx.driver().name() + " driver has no workdir snapshots");
         }
     }
 

@@ -28,5 +28,10 @@ public enum DriverCapability {
      * A process an exec leaves running in a session of its own outlives the exec, and later execs reach it:
      * what background processes ({@code Sandbox.start}) are built on. They also need a real shell in the image.
      */
-    BACKGROUND_PROCESSES
+    BACKGROUND_PROCESSES,
+    /**
+     * Commands can run on a pseudo-terminal: {@link dev.sandboxkit.ExecRequest#withTty} is honoured by
+     * {@link SandboxDriver#exec}, and {@link SandboxDriver#openTerminal} is implemented.
+     */
+    TTY
 }

@@ -6,6 +6,7 @@ import dev.sandboxkit.FileLimits;
 import dev.sandboxkit.SandboxFileException;
 import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxSpec;
+import dev.sandboxkit.SandboxUnsupportedException;
 
 import java.util.List;
 import java.util.Map;
@@ -87,7 +88,9 @@ public interface SandboxDriver extends AutoCloseable {
     /**
      * Runs a command in a sandbox and waits for it, honouring every field of the request: env for this
      * exec only, working dir, stdin then EOF, timeout (kill, report {@code TIMED_OUT}), output caps and
-     * the listener. Spec-level env is applied by the engine into the request before this call.
+     * the listener. Spec-level env is applied by the engine into the request before this call. A request with
+     * {@link ExecRequest#tty()} (sent only to drivers that declare {@link DriverCapability#TTY}) runs on a
+     * terminal of that size: the output merged on stdout, stdin typed without an EOF.
      *
      * <p>A command that cannot start is a result, not an exception, with one line on stderr naming the
      * program or directory, as a POSIX shell reports it: 127 when the program is not found; 126 when it
@@ -107,6 +110,25 @@ public interface SandboxDriver extends AutoCloseable {
      *                                                 the exec starts
      */
     ExecResult exec(String sandboxId, ExecRequest request);
+
+    /**
+     * Starts a command on a pseudo-terminal of {@link ExecRequest#tty()}'s size and returns at once with its
+     * streams, for the caller to type into, read and resize while it runs. Honours the request's env (for this
+     * command only), working directory and timeout (kill, report {@code TIMED_OUT}); stdin bytes, if any, are
+     * typed first; the output caps and the listener do not apply (the output goes to the connection). A
+     * command that cannot start shows it as for {@link #exec}: a message on the output and exit code 126 or
+     * 127. If the sandbox is removed, the output ends and the status says {@code KILLED}. Declared with
+     * {@link DriverCapability#TTY}. Default: unsupported.
+     *
+     * @param sandboxId the sandbox
+     * @param request   what to run; {@link ExecRequest#tty()} is set
+     * @return the running terminal; the caller closes it
+     * @throws dev.sandboxkit.SandboxNotFoundException if the sandbox does not exist (or is not running)
+     * @throws SandboxUnsupportedException             if this driver has no terminals
+     */
+    default TerminalConnection openTerminal(String sandboxId, ExecRequest request) {
+        throw new SandboxUnsupportedException("the " + name() + " driver has no terminals (PTY)");
+    }
 
     /**
      * Access to a workdir for the files API, without needing a running sandbox. The engine validates and
@@ -137,11 +159,10 @@ public interface SandboxDriver extends AutoCloseable {
      * @param workspace the location returned by {@link #createWorkspace}
      * @param labels    labels to attach, returned by {@link #listSnapshots}
      * @return the snapshot
-     * @throws SandboxFileException with reason {@code UNSUPPORTED} if this driver has no snapshots
+     * @throws dev.sandboxkit.SandboxUnsupportedException if this driver has no snapshots
      */
     default SnapshotDescriptor snapshotWorkspace(String workspace, Map<String, String> labels) {
-        throw new SandboxFileException(SandboxFileException.Reason.UNSUPPORTED,
-                "the " + name() + " driver has no workdir snapshots");
+        throw new dev.sandboxkit.SandboxUnsupportedException("the " + name() + " driver has no workdir snapshots");
     }
 
     /**
@@ -154,8 +175,7 @@ public interface SandboxDriver extends AutoCloseable {
      * @param spec      the spec of the session that owns {@code workspace}
      */
     default void restoreWorkspace(String source, String workspace, SandboxSpec spec) {
-        throw new SandboxFileException(SandboxFileException.Reason.UNSUPPORTED,
-                "the " + name() + " driver has no workdir snapshots");
+        throw new dev.sandboxkit.SandboxUnsupportedException("the " + name() + " driver has no workdir snapshots");
     }
 
     /**
@@ -176,8 +196,7 @@ public interface SandboxDriver extends AutoCloseable {
      * @throws dev.sandboxkit.SandboxNotFoundException if it does not exist
      */
     default void labelSnapshot(String location, Map<String, String> labels) {
-        throw new SandboxFileException(SandboxFileException.Reason.UNSUPPORTED,
-                "the " + name() + " driver has no workdir snapshots");
+        throw new dev.sandboxkit.SandboxUnsupportedException("the " + name() + " driver has no workdir snapshots");
     }
 
     /**
@@ -199,12 +218,12 @@ public interface SandboxDriver extends AutoCloseable {
      * @param sandboxId the sandbox
      * @param port      the TCP port inside the sandbox, 1-65535
      * @return the open connection; the caller closes it
-     * @throws dev.sandboxkit.SandboxConfigurationException if this driver cannot forward ports
+     * @throws dev.sandboxkit.SandboxUnsupportedException  if this driver cannot forward ports
      * @throws dev.sandboxkit.SandboxNotFoundException      if the sandbox does not exist (or is not running)
      * @throws dev.sandboxkit.SandboxUnavailableException   if the backend cannot be reached
      */
     default PortConnection connect(String sandboxId, int port) {
-        throw new dev.sandboxkit.SandboxConfigurationException("the " + name() + " driver cannot forward ports");
+        throw new dev.sandboxkit.SandboxUnsupportedException("the " + name() + " driver cannot forward ports");
     }
 
     /**

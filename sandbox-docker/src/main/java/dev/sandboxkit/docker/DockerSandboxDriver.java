@@ -45,6 +45,7 @@ import dev.sandboxkit.spi.PortConnection;
 import dev.sandboxkit.spi.SandboxDescriptor;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SnapshotDescriptor;
+import dev.sandboxkit.spi.TerminalConnection;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -172,7 +173,8 @@ final class DockerSandboxDriver implements SandboxDriver {
     public Set<DriverCapability> capabilities() {
         return EnumSet.of(DriverCapability.STDIN, DriverCapability.KILL_PROCESS_GROUP, DriverCapability.STREAMING,
                 DriverCapability.HOST_WORKSPACE, DriverCapability.REAL_PROCESSES, DriverCapability.FILES,
-                DriverCapability.SNAPSHOTS, DriverCapability.PORT_FORWARD, DriverCapability.BACKGROUND_PROCESSES);
+                DriverCapability.SNAPSHOTS, DriverCapability.PORT_FORWARD, DriverCapability.BACKGROUND_PROCESSES,
+                DriverCapability.TTY);
     }
 
     @Override
@@ -310,6 +312,14 @@ final class DockerSandboxDriver implements SandboxDriver {
             throw new IllegalArgumentException("port must be 1-65535, got: " + port);
         }
         return tunnels.open(sandboxId, port);
+    }
+
+    /** A plain engine exec with {@code Tty: true} (never the command channel: a terminal is the exec's own). */
+    @Override
+    public TerminalConnection openTerminal(String sandboxId, ExecRequest request) {
+        Objects.requireNonNull(sandboxId, "sandboxId");
+        Objects.requireNonNull(request, "request");
+        return execs.openTerminal(sandboxId, request);
     }
 
     /** The exec router with its channel pools (for tests and the benchmark). */

@@ -469,14 +469,7 @@ class CommandChannelTest extends DriverOnDocker {
     @Test
     @DisplayName("an image without a shell: AUTO falls back to plain execs, CHANNEL fails with the reason")
     void noShellImage() throws IOException {
-        Path ctx = Files.createTempDirectory(root.getParent(), "build-");
-        Files.writeString(ctx.resolve("Dockerfile"), "FROM " + DockerTestSupport.IMAGE + " AS src\n"
-                + "FROM scratch\n"
-                + "COPY --from=src /bin/busybox /bin/busybox\n"
-                + "RUN [\"/bin/busybox\", \"ln\", \"-s\", \"busybox\", \"/bin/sleep\"]\n");
-        String image = "sandboxkit-test-noshell-ch:" + instanceId;
-        DockerTestSupport.docker(ctx, "build", "-q", "-t", image, ".");
-        images.add(image);
+        String image = noShellImage("sandboxkit-test-noshell-ch");
 
         String auto = start(driver, instanceId, "c-noshell-auto", spec().image(image).build());
         ExecResult r = exec(auto, ExecRequest.of("/bin/busybox", "echo", "plain"));

@@ -14,8 +14,6 @@ import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -178,14 +176,7 @@ class DockerExecTest extends DriverOnDocker {
 
     @Test
     void timeoutWithoutAShellInTheImageKillsOnTheHost() throws IOException {
-        Path ctx = Files.createTempDirectory(root.getParent(), "build-");
-        Files.writeString(ctx.resolve("Dockerfile"), "FROM " + IMAGE + " AS src\n"
-                + "FROM scratch\n"
-                + "COPY --from=src /bin/busybox /bin/busybox\n"
-                + "RUN [\"/bin/busybox\", \"ln\", \"-s\", \"busybox\", \"/bin/sleep\"]\n");
-        String image = "sandboxkit-test-noshell:" + instanceId;
-        DockerTestSupport.docker(ctx, "build", "-q", "-t", image, ".");
-        images.add(image);
+        String image = noShellImage("sandboxkit-test-noshell");
         String id = start(driver, instanceId, "s-noshell", spec().image(image).build());
         assertThat(driver.exec(id, ExecRequest.of("/bin/sh", "-c", "true")).exitCode()).isEqualTo(127);
         // A working directory is entered by a shell when there is one; without, the engine's way.

@@ -41,6 +41,22 @@ abstract class DriverOnDocker {
         threads = Executors.newCachedThreadPool();
     }
 
+    /**
+     * Builds (once per name) an image without a shell: busybox at {@code /bin/busybox} and {@code /bin/sleep} only,
+     * removed when the class ends.
+     */
+    String noShellImage(String name) throws IOException {
+        Path ctx = Files.createTempDirectory(root.getParent(), "build-");
+        Files.writeString(ctx.resolve("Dockerfile"), "FROM " + DockerTestSupport.IMAGE + " AS src\n"
+                + "FROM scratch\n"
+                + "COPY --from=src /bin/busybox /bin/busybox\n"
+                + "RUN [\"/bin/busybox\", \"ln\", \"-s\", \"busybox\", \"/bin/sleep\"]\n");
+        String image = name + ":" + instanceId;
+        DockerTestSupport.docker(ctx, "build", "-q", "-t", image, ".");
+        images.add(image);
+        return image;
+    }
+
     @AfterAll
     void stopDriver() {
         if (threads != null) {

@@ -57,6 +57,17 @@ final class ExecScripts {
             // nothing, so the shell's stderr is muted and the command gets the real one in its subshell.
             "head -c \"$len\" | { exec 9>&2 2>/dev/null; ( exec \"$@\" 2>&9 9>&- ); r=$?; cat >/dev/null; exit \"$r\"; }");
 
+    /**
+     * {@code /bin/sh -c TTY_WRAPPER sandboxkit-tty <dir> <exec-id> <columns> <rows> argv...}: the wrapper for a
+     * command on a terminal, without env lines and stdin staging (on a terminal the stdin is typed). Sets the
+     * terminal's size from inside first, since a quick command can read it before the resize channel's first
+     * message arrives.
+     */
+    static final String TTY_WRAPPER = String.join("\n",
+            "d=$1; " + MARKER + "=$2; export " + MARKER + "; stty cols \"$3\" rows \"$4\" 2>/dev/null; shift 4",
+            "cd \"$d\" 2>/dev/null || { printf 'sandboxkit: working directory %s does not exist\\n' \"$d\" >&2; exit 126; }",
+            "exec \"$@\"");
+
     static final String KILL_SCRIPT = String.join("\n",
             "m=\"" + MARKER + "=$1\"; me=$$; n=0",
             "for round in 1 2 3; do",
@@ -102,15 +113,24 @@ final class ExecScripts {
      * @param command     the user's argv
      */
     static List<String> wrap(String workingDir, String execId, int envCount, int stdinLength, List<String> command) {
-        List<String> argv = new ArrayList<>(command.size() + 8);
+        return wrapped(WRAPPER, "sandboxkit-exec", command, workingDir, execId, Integer.toString(envCount),
+                stdinLength < 0 ? "-" : Integer.toString(stdinLength));
+    }
+
+    /** The argv of a command on a terminal ({@link #TTY_WRAPPER}). */
+    static List<String> wrapTty(String workingDir, String execId, int columns, int rows, List<String> command) {
+        return wrapped(TTY_WRAPPER, "sandboxkit-tty", command, workingDir, execId, Integer.toString(columns),
+                Integer.toString(rows));
+    }
+
+    /** {@code /bin/sh -c <script> <name> <parameters...> <command...>}. */
+    private static List<String> wrapped(String script, String name, List<String> command, String... parameters) {
+        List<String> argv = new ArrayList<>(command.size() + parameters.length + 4);
         argv.add(SHELL);
         argv.add("-c");
-        argv.add(WRAPPER);
-        argv.add("sandboxkit-exec");
-        argv.add(workingDir);
-        argv.add(execId);
-        argv.add(Integer.toString(envCount));
-        argv.add(stdinLength < 0 ? "-" : Integer.toString(stdinLength));
+        argv.add(script);
+        argv.add(name);
+        argv.addAll(List.of(parameters));
         argv.addAll(command);
         return argv;
     }

@@ -12,6 +12,7 @@ import dev.sandboxkit.spi.CreateRequest;
 import dev.sandboxkit.spi.DriverCapability;
 import dev.sandboxkit.spi.SandboxDescriptor;
 import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.spi.TerminalConnection;
 import dev.sandboxkit.spi.SandboxLabels;
 import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
@@ -126,7 +127,8 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
     @Override
     public Set<DriverCapability> capabilities() {
         return Collections.unmodifiableSet(EnumSet.of(DriverCapability.STDIN, DriverCapability.STREAMING,
-                DriverCapability.KILL_PROCESS_GROUP, DriverCapability.REAL_PROCESSES, DriverCapability.PORT_FORWARD));
+                DriverCapability.KILL_PROCESS_GROUP, DriverCapability.REAL_PROCESSES, DriverCapability.PORT_FORWARD,
+                DriverCapability.TTY));
     }
 
     /** Lists at most one pod in the namespace: proves reachability, credentials and RBAC in one call. */
@@ -268,6 +270,17 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
             throw new IllegalArgumentException("port must be 1-65535, got: " + port);
         }
         return PodPortConnection.open(client, settings.namespace(), sandboxId, port);
+    }
+
+    /**
+     * Opens the command on a terminal: the exec API with {@code tty=true} and its resize channel (see
+     * {@code PodTerminal}). Per-exec env is refused on a terminal (it would travel on the echoed stdin).
+     */
+    @Override
+    public TerminalConnection openTerminal(String sandboxId, ExecRequest request) {
+        Objects.requireNonNull(sandboxId, "sandboxId");
+        Objects.requireNonNull(request, "request");
+        return execs.terminal(sandboxId, request);
     }
 
     /**

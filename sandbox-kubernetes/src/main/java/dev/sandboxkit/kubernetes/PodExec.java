@@ -54,7 +54,15 @@ final class PodExec {
         this.execIds = execIds;
     }
 
+    /** Opens a command on a terminal (see {@link PodTerminal}). */
+    PodTerminal terminal(String podName, ExecRequest request) {
+        return PodTerminal.open(client, this, namespace, podName, execIds.get(), request);
+    }
+
     ExecResult run(String podName, ExecRequest request) {
+        if (request.tty() != null) {
+            return PodTerminal.run(terminal(podName, request), request);
+        }
         long started = System.nanoTime();
         String execId = execIds.get();
         byte[] header = ExecScripts.envHeader(request.env());
@@ -131,7 +139,7 @@ final class PodExec {
     }
 
     /** The exec could not even start: a missing pod is NotFound (the engine then resumes the session). */
-    private RuntimeException startFailure(String podName, KubernetesClientException e) {
+    RuntimeException startFailure(String podName, KubernetesClientException e) {
         int code = e.getCode();
         String message = Errors.message(e);
         String lower = message.toLowerCase(Locale.ROOT);

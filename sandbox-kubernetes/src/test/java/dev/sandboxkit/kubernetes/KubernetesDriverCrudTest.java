@@ -482,7 +482,7 @@ class KubernetesDriverCrudTest {
         assertThat(driver.name()).isEqualTo("kubernetes");
         assertThat(driver.capabilities()).containsExactlyInAnyOrder(DriverCapability.STDIN,
                 DriverCapability.STREAMING, DriverCapability.KILL_PROCESS_GROUP, DriverCapability.REAL_PROCESSES,
-                DriverCapability.PORT_FORWARD);
+                DriverCapability.PORT_FORWARD, DriverCapability.TTY);
     }
 
     @Test

@@ -7,6 +7,8 @@ import dev.sandboxkit.ExecStream;
 import dev.sandboxkit.SandboxExecException;
 import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.SandboxSpec;
+import dev.sandboxkit.SandboxUnsupportedException;
+import dev.sandboxkit.TerminalSize;
 import dev.sandboxkit.spi.CreateRequest;
 import dev.sandboxkit.spi.SandboxLabels;
 import io.fabric8.kubernetes.api.model.StatusBuilder;
@@ -22,6 +24,7 @@ import io.fabric8.mockwebserver.http.RecordedRequest;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -320,5 +323,52 @@ class KubernetesExecMockTest {
         driver.exec(pod, request.withListener((s, b, o, l) -> streams.add(s)));
 
         assertThat(streams).containsExactly(ExecStream.STDERR);
+    }
+
+    /** The exec URL of a command on a terminal: stdin and stdout, tty, and no stderr (a terminal merges it). */
+    private String ttyPath(String execId, ExecRequest request) {
+        TerminalSize size = request.tty();
+        URLUtils.URLBuilder b = new URLUtils.URLBuilder("/api/v1/namespaces/" + ns + "/pods/" + pod + "/exec");
+        ExecScripts.wrapTty(request.effectiveWorkingDir(), execId, size.columns(), size.rows(), request.command())
+                .forEach(a -> b.addQueryParameter("command", a));
+        b.addQueryParameter("container", "main");
+        b.addQueryParameter("tty", "true");
+        b.addQueryParameter("stdin", "true");
+        b.addQueryParameter("stdout", "true");
+        return b.toString();
+    }
+
+    /** What fabric8 sends on the resize channel: channel byte 4, then the size as JSON. */
+    private static String resizeFrame(int columns, int rows) {
+        return "\u0004{\"Width\":" + columns + ",\"Height\":" + rows + "}";
+    }
+
+    /** The mock answers only once the initial size arrived on channel 4, so the output proves it was sent. */
+    @Test
+    @Timeout(60)
+    void ttyExecAsksForATtySizesItOnTheResizeChannelAndReadsTheMergedOutput() {
+        ExecRequest request = ExecRequest.of("tty").withTty(TerminalSize.of(80, 24));
+        server.expect().get().withPath(ttyPath("id1", request)).andUpgradeToWebSocket().open()
+                .expect(resizeFrame(80, 24)).andEmit(new OutputStreamMessage("/dev/pts/0\r\n")).once()
+                .expectSentWebSocketMessage(frameText(new OutputStreamMessage("/dev/pts/0\r\n")))
+                .andEmit(new StatusStreamMessage(0)).once()
+                .done().once();
+
+        String path = ttyPath("id1", request);
+        ExecResult r = driver.exec(pod, request.withTimeout(Duration.ofSeconds(20)));
+
+        assertThat(path).contains("tty=true").contains("stdin=true").doesNotContain("stderr=");
+        assertThat(r.stdout()).isEqualTo("/dev/pts/0\r\n");
+        assertThat(r.stderr()).isEmpty();
+        assertThat(r.exitCode()).isZero();
+        assertThat(r.termination()).isEqualTo(Termination.EXITED);
+    }
+
+    @Test
+    void terminalRefusesPerExecEnvWhichAnEchoingStdinWouldShow() {
+        ExecRequest request = ExecRequest.of("sh").withEnv("TOKEN", "s3cr3t").withTty(TerminalSize.of(80, 24));
+
+        assertThatThrownBy(() -> driver.openTerminal(pod, request)).isInstanceOf(SandboxUnsupportedException.class)
+                .hasMessageContaining("TOKEN").hasMessageNotContaining("s3cr3t");
     }
 }

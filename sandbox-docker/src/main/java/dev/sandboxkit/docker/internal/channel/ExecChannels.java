@@ -239,7 +239,8 @@ public final class ExecChannels implements AutoCloseable {
 
     /** Whether a channel could carry the request at all (per-sandbox limits are checked later). */
     private static boolean carriable(ExecRequest request) {
-        if (request.stdinLength() > MAX_STDIN) {
+        // A terminal is the exec's own (the channel's commands share its pipes): always a plain exec.
+        if (request.tty() != null || request.stdinLength() > MAX_STDIN) {
             return false;
         }
         for (String name : request.env().keySet()) {

@@ -134,8 +134,22 @@ public final class EngineClient implements Closeable {
      * @throws IOException if the engine cannot be reached or does not answer in time
      */
     public Started startExec(String execId, long deadline) throws IOException {
+        return startExec(execId, deadline, false);
+    }
+
+    /**
+     * Starts an exec attached, as {@link #startExec(String, long)}; with {@code tty} the engine sends the raw
+     * terminal stream instead of the multiplexed one (it decides by this flag, not the exec's own).
+     *
+     * @param execId   the exec to start
+     * @param deadline {@link System#nanoTime()} by which the engine must have answered
+     * @param tty      whether the exec was created with a terminal
+     * @return the stream, or the engine's refusal
+     * @throws IOException if the engine cannot be reached or does not answer in time
+     */
+    public Started startExec(String execId, long deadline, boolean tty) throws IOException {
         byte[] request = encode("POST", apiPrefix(deadline) + "/exec/" + segment(execId) + "/start",
-                JSON.createObjectNode().put("Detach", false).put("Tty", false), true);
+                JSON.createObjectNode().put("Detach", false).put("Tty", tty), true);
         // The upgraded connection can never be reused, so it spends an idle one if there is one.
         return exchange(request, deadline, (conn, head) -> {
             if (head.status() == 101 || head.status() == 200) {

@@ -82,8 +82,12 @@ public final class EngineConnection implements Closeable {
     /** Received, not yet consumed bytes: kept in read mode (position = next byte, limit = end). */
     private final ByteBuffer in = ByteBuffer.allocate(BUFFER_SIZE).flip();
     private ByteBuffer pendingOut;
+    /** Whether the write side is shut down once {@link #pendingOut} is sent (not on a terminal: see {@link #send}). */
+    private boolean shutdownAfterPending;
     private boolean outputShut;
     private long received;
+    /** Set once the connection serves a terminal: closing the connection must wake its threads too. */
+    private volatile DuplexStream duplex;
 
     /** A line being read; one per connection, sized for the longest line plus its CR. */
     private byte[] line;
@@ -275,6 +279,16 @@ public final class EngineConnection implements Closeable {
      */
     void sendThenShutdown(ByteBuffer bytes) {
         this.pendingOut = bytes;
+        this.shutdownAfterPending = true;
+    }
+
+    /**
+     * Queues bytes to send while {@link #fill} waits for input, keeping the write side open: on a terminal the
+     * engine would take a half-close for a detach and end the output too.
+     */
+    void sendKeepOpen(ByteBuffer bytes) {
+        this.pendingOut = bytes;
+        this.shutdownAfterPending = false;
     }
 
     /**
@@ -316,9 +330,13 @@ public final class EngineConnection implements Closeable {
         }
     }
 
-    /** Closes the socket; safe from any thread, wakes a thread blocked in {@link #fill}. */
+    /** Closes the socket; safe from any thread, wakes a thread blocked in {@link #fill} or in its duplex stream. */
     @Override
     public void close() {
+        DuplexStream d = duplex;
+        if (d != null) {
+            d.closeSelectors();
+        }
         try {
             // Closing the selector first wakes a thread blocked in select().
             selector.close();
@@ -437,6 +455,19 @@ public final class EngineConnection implements Closeable {
         }
     }
 
+    /**
+     * Turns this upgraded connection into a stream that one thread may read while another writes (a terminal).
+     * This connection must not be used directly afterwards; closing either closes both.
+     */
+    DuplexStream duplex() throws IOException {
+        DuplexStream d = new DuplexStream(this, channel, tls, in);
+        duplex = d;
+        if (!channel.isOpen()) {
+            d.closeSelectors(); // closed meanwhile (the container is being removed)
+        }
+        return d;
+    }
+
     /** Bytes received so far; tells whether a failed request got any answer. */
     long received() {
         return received;
@@ -506,6 +537,10 @@ public final class EngineConnection implements Closeable {
             }
         }
         if (!out.hasRemaining() && (tls == null || !tls.wantsWrite())) {
+            if (!shutdownAfterPending) {
+                pendingOut = null;
+                return;
+            }
             try {
                 shutdownOutput();
             } catch (IOException e) {

@@ -50,10 +50,10 @@ public final class EngineExec {
     /** Time allowed after a timeout to kill, drain and inspect. */
     private static final long GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(1000);
     private static final long DRAIN_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
-    private static final long ABORT_KILL_NANOS = TimeUnit.SECONDS.toNanos(3);
+    static final long ABORT_KILL_NANOS = TimeUnit.SECONDS.toNanos(3);
     /** Silence after which a running exec asks whether its container still lives (see {@link #pump}). */
     private static final long LIVENESS_NANOS = TimeUnit.SECONDS.toNanos(2);
-    private static final Duration MAX_TIMEOUT = Duration.ofDays(36_500);
+    static final Duration MAX_TIMEOUT = Duration.ofDays(36_500);
 
     /**
      * Kills processes whose environment holds exactly {@code SANDBOXKIT_EXEC_ID=$1}, with their process
@@ -97,6 +97,14 @@ public final class EngineExec {
      */
     static final String ENTER = EXEC_COMMAND
             + "__cd \"$1\"\nunset PWD OLDPWD SHLVL\nshift\n__run '' \"$@\"\n";
+    /**
+     * {@link #ENTER} for a command on a terminal: {@code sh -c TTY_ENTER sh <columns> <rows> <dir> argv...}. Sets
+     * the terminal's size from inside before the command runs: engines before API 1.42 open the terminal at
+     * 0x0 and take the size only by a resize after the start, which a quick command (stty size) can beat.
+     */
+    static final String TTY_ENTER = EXEC_COMMAND
+            + "stty cols \"$1\" rows \"$2\" 2>/dev/null\nshift 2\n"
+            + "__cd \"$1\"\nunset PWD OLDPWD SHLVL\nshift\n__run '' \"$@\"\n";
     /** The runtime's message when execve failed after the process started (printed by runc's init, exit 1). */
     private static final java.util.regex.Pattern E2BIG = java.util.regex.Pattern.compile(
             "exec [^\n]*: argument list too long\r?\n");
@@ -133,6 +141,14 @@ public final class EngineExec {
      * @throws SandboxExecException     if the command could not be started or its output not read
      */
     public ExecResult exec(String containerId, ExecRequest request) {
+        if (request.tty() != null) {
+            // Always through the shell wrapper, which sets the size; without /bin/sh as the engine does it.
+            try {
+                return execute(new Run(containerId, request, request.effectiveWorkingDir(), true), true);
+            } catch (NoShell e) {
+                return execute(new Run(containerId, request, request.effectiveWorkingDir(), false), true);
+            }
+        }
         if (request.workingDir() == null || request.workingDir().equals(SandboxSpec.WORKSPACE)) {
             return execute(new Run(containerId, request, SandboxSpec.WORKSPACE, false), true);
         }
@@ -203,7 +219,7 @@ public final class EngineExec {
     }
 
     /** One exec's state. */
-    private static final class Run {
+    static final class Run {
         final String containerId;
         final ExecRequest request;
         final long started = System.nanoTime();
@@ -214,6 +230,10 @@ public final class EngineExec {
         final String workingDir;
         /** Runs under {@link #ENTER} so that the sandbox user enters the working directory itself. */
         final boolean entered;
+        /** The terminal's size, or {@code null} for an exec with separate pipes. */
+        final dev.sandboxkit.TerminalSize tty;
+        /** A terminal the caller types into: stdin is attached whether or not the request has stdin bytes. */
+        final boolean interactive;
         String execId;
         /** Podman's exec inspect has no pid (always 0) and its start failures come as stderr. */
         boolean podman;
@@ -221,10 +241,16 @@ public final class EngineExec {
         volatile boolean containerRemoved;
 
         Run(String containerId, ExecRequest request, String workingDir, boolean entered) {
+            this(containerId, request, workingDir, entered, false);
+        }
+
+        Run(String containerId, ExecRequest request, String workingDir, boolean entered, boolean interactive) {
             this.containerId = containerId;
             this.request = request;
             this.workingDir = workingDir;
             this.entered = entered;
+            this.tty = request.tty();
+            this.interactive = interactive;
             Duration timeout = request.timeout();
             if (timeout != null && timeout.compareTo(MAX_TIMEOUT) > 0) {
                 timeout = null; // would overflow nanoTime arithmetic; a century is no limit anyway
@@ -232,6 +258,7 @@ public final class EngineExec {
             this.deadline = timeout == null ? NO_DEADLINE : started + timeout.toNanos();
             this.hardDeadline = timeout == null ? NO_DEADLINE : deadline + GRACE_NANOS;
             this.out = new ExecOutput(request.stdoutLimit(), request.stderrLimit(), request.listener());
+            this.out.raw(tty != null);
         }
 
         ExecResult result(int exitCode, Termination termination) {
@@ -249,7 +276,7 @@ public final class EngineExec {
         try {
             EngineClient.Started started;
             try {
-                started = client.startExec(run.execId, callDeadline(run.deadline));
+                started = client.startExec(run.execId, callDeadline(run.deadline), run.tty != null);
             } catch (SocketTimeoutException e) {
                 if (passed(run.deadline)) {
                     return timedOut(run, killOnTimeout);
@@ -271,6 +298,9 @@ public final class EngineExec {
             if (run.containerRemoved) {
                 run.stream.close();
             }
+            if (run.tty != null) {
+                resize(run, run.tty);
+            }
             return pump(run, killOnTimeout);
         } finally {
             deregister(run);
@@ -282,13 +312,19 @@ public final class EngineExec {
     }
 
     /** POST /containers/{id}/exec. */
-    private String create(Run run) {
+    String create(Run run) {
         ExecRequest req = run.request;
         ObjectNode body = EngineClient.JSON.createObjectNode();
-        body.put("AttachStdin", req.stdinLength() >= 0).put("AttachStdout", true).put("AttachStderr", true)
-                .put("Tty", false);
+        body.put("AttachStdin", req.stdinLength() >= 0 || run.interactive).put("AttachStdout", true)
+                .put("AttachStderr", true).put("Tty", run.tty != null);
+        if (run.tty != null) {
+            body.putArray("ConsoleSize").add(run.tty.rows()).add(run.tty.columns()); // API 1.42+; older ignore it
+        }
         ArrayNode cmd = body.putArray("Cmd");
-        if (run.entered) {
+        if (run.entered && run.tty != null) {
+            cmd.add("/bin/sh").add("-c").add(TTY_ENTER).add("sh").add(Integer.toString(run.tty.columns()))
+                    .add(Integer.toString(run.tty.rows())).add(run.workingDir);
+        } else if (run.entered) {
             cmd.add("/bin/sh").add("-c").add(ENTER).add("sh").add(run.workingDir);
         }
         req.command().forEach(cmd::add);
@@ -337,7 +373,7 @@ public final class EngineExec {
      * After the engine or runtime refused an exec: whether its container is gone or stopping (then the
      * command did not run because there is no sandbox any more). Patient when the text reads like a removal.
      */
-    private boolean gone(Run run, String message) {
+    boolean gone(Run run, String message) {
         return client.containerGone(run.containerId, message == null || !isCommandFailure(message),
                 () -> run.containerRemoved);
     }
@@ -365,7 +401,11 @@ public final class EngineExec {
     private ExecResult pump(Run run, boolean killOnTimeout) {
         EngineConnection conn = run.stream;
         if (run.request.stdinLength() >= 0) {
-            conn.sendThenShutdown(ByteBuffer.wrap(run.request.stdin()));
+            if (run.tty != null) {
+                conn.sendKeepOpen(ByteBuffer.wrap(run.request.stdin())); // typed; a half-close would end the output
+            } else {
+                conn.sendThenShutdown(ByteBuffer.wrap(run.request.stdin()));
+            }
         }
         try {
             long livenessAt = System.nanoTime() + LIVENESS_NANOS;
@@ -469,7 +509,7 @@ public final class EngineExec {
     }
 
     /** A wrapped exec found no {@code /bin/sh}: run the command unwrapped. */
-    private static final class NoShell extends RuntimeException {
+    static final class NoShell extends RuntimeException {
         private static final long serialVersionUID = 1L;
 
         NoShell() {
@@ -483,7 +523,7 @@ public final class EngineExec {
      * @param code exit code
      * @param pid  host pid; 0 when the process never started
      */
-    private record Exit(int code, long pid) {
+    record Exit(int code, long pid) {
         static final Exit GONE = new Exit(-1, -1);
         static final Exit STILL_RUNNING = new Exit(-1, -1);
     }
@@ -492,7 +532,7 @@ public final class EngineExec {
      * Polls the exec until the engine has its exit code. Right after the stream ends the engine may
      * still report it running for a moment; a process that closed its output may run much longer.
      */
-    private Exit awaitExit(Run run, long deadline) throws IOException {
+    Exit awaitExit(Run run, long deadline) throws IOException {
         long sleepMillis = 1;
         long nextContainerCheck = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
         while (true) {
@@ -585,7 +625,7 @@ public final class EngineExec {
     }
 
     /** Kills after an interrupt, keeps the thread's interrupt status, and returns the exception to throw. */
-    private SandboxExecException interrupted(Run run) {
+    SandboxExecException interrupted(Run run) {
         Thread.interrupted();
         try {
             kill(run, System.nanoTime() + ABORT_KILL_NANOS);
@@ -611,7 +651,7 @@ public final class EngineExec {
      * Kills the exec's processes: the marker kill script in the container, else (no shell in the image)
      * the host pid tree when the engine is local. Best effort, never throws.
      */
-    private void kill(Run run, long deadline) {
+    void kill(Run run, long deadline) {
         if (run.containerRemoved) {
             return;
         }
@@ -683,7 +723,7 @@ public final class EngineExec {
     }
 
     /** Whether the engine is Podman; known once the exec was created (that call negotiated the API). */
-    private boolean podman() {
+    boolean podman() {
         try {
             return client.podman();
         } catch (IOException e) {
@@ -706,7 +746,53 @@ public final class EngineExec {
         return false;
     }
 
-    private void register(Run run) {
+    /**
+     * Sets a terminal's size: {@code POST /exec/{id}/resize}. The engine waits for the process to have started
+     * (or failed to), so this can follow the start at once. Best effort right after the start: a process that is
+     * already over cannot be resized, and that is no error.
+     *
+     * @return the engine's status, or -1 if it could not be asked
+     */
+    int resize(Run run, dev.sandboxkit.TerminalSize size) {
+        try {
+            EngineClient.Response r = client.call("POST", "/exec/" + segment(run.execId) + "/resize?h=" + size.rows()
+                    + "&w=" + size.columns(), null);
+            if (r.status() / 100 != 2) {
+                log.debug("Resize of exec {} answered {}: {}", shortId(run.execId), r.status(), r.message());
+            }
+            return r.status();
+        } catch (InterruptedIOException e) {
+            Thread.currentThread().interrupt();
+            return -1;
+        } catch (IOException e) {
+            log.debug("Resize of exec {} failed: {}", shortId(run.execId), e.toString());
+            return -1;
+        }
+    }
+
+    /**
+     * Starts a command on a terminal and returns its streams at once (see {@link EngineTerminal}).
+     *
+     * @param containerId the container
+     * @param request     the command, with {@link ExecRequest#tty()} set
+     * @return the running terminal
+     * @throws SandboxNotFoundException if the container is gone
+     * @throws SandboxExecException     if the command could not be started
+     */
+    public dev.sandboxkit.spi.TerminalConnection openTerminal(String containerId, ExecRequest request) {
+        if (request.tty() == null) {
+            throw new IllegalArgumentException("a terminal needs a size");
+        }
+        try {
+            return EngineTerminal.open(this, client, new Run(containerId, request, request.effectiveWorkingDir(),
+                    true, true));
+        } catch (NoShell e) {
+            return EngineTerminal.open(this, client, new Run(containerId, request, request.effectiveWorkingDir(),
+                    false, true));
+        }
+    }
+
+    void register(Run run) {
         active.compute(run.containerId, (k, runs) -> {
             Set<Run> set = runs != null ? runs : ConcurrentHashMap.newKeySet();
             set.add(run);
@@ -714,7 +800,7 @@ public final class EngineExec {
         });
     }
 
-    private void deregister(Run run) {
+    void deregister(Run run) {
         active.computeIfPresent(run.containerId, (k, runs) -> {
             runs.remove(run);
             return runs.isEmpty() ? null : runs;
@@ -725,7 +811,7 @@ public final class EngineExec {
         return Math.min(deadline, System.nanoTime() + EngineClient.REQUEST_TIMEOUT_NANOS);
     }
 
-    private static boolean passed(long deadline) {
+    static boolean passed(long deadline) {
         return deadline != NO_DEADLINE && System.nanoTime() - deadline >= 0;
     }
 

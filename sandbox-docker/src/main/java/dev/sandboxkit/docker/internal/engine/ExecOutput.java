@@ -43,6 +43,8 @@ public final class ExecOutput implements StreamDemux.Sink {
     private int tailFill;
     /** Whether the current frame's payload goes to {@link #tail}. */
     private boolean toTail;
+    /** A terminal's stream: raw bytes, no frames, everything stdout (see {@link #raw}). */
+    private boolean raw;
 
     ExecOutput(int stdoutLimit, int stderrLimit, OutputListener listener) {
         this.stdout = new Capped(stdoutLimit);
@@ -55,9 +57,48 @@ public final class ExecOutput implements StreamDemux.Sink {
         this.podman = podman;
     }
 
+    /**
+     * Reads the stream of an exec with a terminal: not multiplexed, all of it stdout. Only the first bytes may
+     * be held, while they read like the runtime's start failure. Set before the first byte is consumed.
+     */
+    void raw(boolean value) {
+        this.raw = value;
+    }
+
     /** Consumes everything readable in {@code in}. */
     void consume(ByteBuffer in) {
+        if (raw) {
+            consumeRaw(in);
+            return;
+        }
         demux.consume(in, this);
+    }
+
+    /** Holds the first bytes while they are a prefix of (or start with) runc's start failure, then passes all on. */
+    private void consumeRaw(ByteBuffer in) {
+        byte[] array = in.array();
+        int offset = in.arrayOffset() + in.position();
+        int length = in.remaining();
+        in.position(in.limit());
+        if (firstFrame) {
+            if (held == null) {
+                held = new byte[MAX_HELD];
+                heldFill = 0;
+                heldStream = ExecStream.STDOUT;
+            }
+            int k = Math.min(length, MAX_HELD - heldFill);
+            System.arraycopy(array, offset, held, heldFill, k);
+            heldFill += k;
+            offset += k;
+            length -= k;
+            int n = Math.min(heldFill, START_FAILURE.length);
+            if (length == 0 && heldFill < MAX_HELD && Arrays.equals(held, 0, n, START_FAILURE, 0, n)) {
+                return; // may still be the runtime's complaint: wait for the exit code
+            }
+            firstFrame = false;
+            releaseHeld();
+        }
+        deliver(ExecStream.STDOUT, array, offset, length);
     }
 
     @Override
@@ -102,7 +143,8 @@ public final class ExecOutput implements StreamDemux.Sink {
                 deliver(ExecStream.STDERR, restBytes, 0, restBytes.length);
                 tail = null;
             } else {
-                deliver(ExecStream.STDERR, line, 0, length);
+                // On a terminal everything is on its one output, the runtime's complaint too.
+                deliver(raw ? ExecStream.STDOUT : ExecStream.STDERR, line, 0, length);
             }
             return startFailureExitCode(message);
         }
@@ -119,6 +161,10 @@ public final class ExecOutput implements StreamDemux.Sink {
      * that reads like one), else {@code null}. Nothing is delivered until {@link #finish}.
      */
     String heldStartFailure() {
+        if (raw) {
+            return held != null && startsWith(held, heldFill, START_FAILURE)
+                    ? new String(held, 0, heldFill, StandardCharsets.UTF_8) : null;
+        }
         return held != null && demux.payloadLeft() == 0 && isStartFailure(held, heldFill)
                 ? new String(held, 0, heldFill, StandardCharsets.UTF_8) : null;
     }
