@@ -115,12 +115,20 @@ public final class ExecChannels implements AutoCloseable {
      * @throws SandboxExecException     if the command could not be run or its outcome cannot be known
      */
     public ExecResult exec(String containerId, ExecRequest request) {
+        try {
+            return route(containerId, request);
+        } finally {
+            // After the command: its own channel was just used and stays, others idle past the timeout go.
+            maybeCloseIdle();
+        }
+    }
+
+    private ExecResult route(String containerId, ExecRequest request) {
         ChannelPool pool = pools.get(containerId);
         if (pool == null) {
             // Not created by this driver instance (or already removed): probe like any other sandbox.
             pool = pools.computeIfAbsent(containerId, id -> new ChannelPool(id, ExecMode.AUTO, MAX_CHANNELS));
         }
-        maybeCloseIdle();
         if (closed || pool.mode == ExecMode.PLAIN || !carriable(request)) {
             return plain(containerId, request);
         }
