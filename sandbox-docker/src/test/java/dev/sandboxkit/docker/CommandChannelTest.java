@@ -19,6 +19,7 @@ import dev.sandboxkit.docker.internal.engine.EngineClient;
 import dev.sandboxkit.docker.internal.engine.EngineExec;
 import dev.sandboxkit.spi.DriverContext;
 import dev.sandboxkit.spi.SandboxLabels;
+import dev.sandboxkit.testkit.ManualClock;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -615,39 +616,10 @@ class CommandChannelTest extends DriverOnDocker {
 
     // ------------------------------------------------------------------ idle close
 
-    /** A clock the test moves forward; the driver reads idle times from it. */
-    private static final class MovableClock extends java.time.Clock {
-        private final AtomicLong offsetMillis = new AtomicLong();
-
-        void advance(Duration d) {
-            offsetMillis.addAndGet(d.toMillis());
-        }
-
-        @Override
-        public java.time.Instant instant() {
-            return java.time.Instant.now().plusMillis(offsetMillis.get());
-        }
-
-        @Override
-        public long millis() {
-            return System.currentTimeMillis() + offsetMillis.get();
-        }
-
-        @Override
-        public java.time.ZoneId getZone() {
-            return java.time.ZoneOffset.UTC;
-        }
-
-        @Override
-        public java.time.Clock withZone(java.time.ZoneId zone) {
-            return this;
-        }
-    }
-
     @Test
     @DisplayName("a channel idle past docker.channelIdleTimeout is closed (supervisor gone) and the next exec opens one")
     void idleChannelIsClosedAndReopened() throws Exception {
-        MovableClock clock = new MovableClock();
+        ManualClock clock = new ManualClock();
         DockerSandboxDriver idling = (DockerSandboxDriver) new DockerDriverProvider().create(new DriverContext(
                 instanceId, root.resolveSibling("idle-workspaces"), clock, Map.of("docker.channelIdleTimeout", "PT1M")));
         try {
