@@ -86,6 +86,12 @@ public final class BenchmarkMain {
             if (run.test("B8")) {
                 bench.gVisor();
             }
+            if (run.test("B9")) {
+                bench.bulkOutput(raw);
+            }
+            if (run.test("B10")) {
+                bench.liveSandboxCost();
+            }
         }
         bench.report.machineAfter(Machine.loadAverage());
         Files.createDirectories(out);
@@ -259,6 +265,167 @@ public final class BenchmarkMain {
                         + "path (a cost table otherwise: the second wall is paid in start-up and syscalls).",
                 List.of(runcChannel, runscChannel, runcPlain, runscPlain, runcAcquire, runscAcquire),
                 List.of(Report.goal("runsc channel / runsc plain", runscChannel, runscPlain, 0.5)));
+    }
+
+    // B9: 1 MiB and 50 MiB of stdout through the channel, the plain exec path and raw docker-java, interleaved and
+    // rotated as in B1. Every byte is counted on each path (the library's listener, docker-java's frames); the
+    // library keeps its default 1 MiB cap in the result, docker-java keeps nothing.
+    private void bulkOutput(RawDocker raw) throws Exception {
+        String load0 = Machine.loadAverage();
+        List<Samples> rows = new ArrayList<>();
+        List<Report.Goal> goals = new ArrayList<>();
+        try (SandboxManager m = docker().build()) {
+            Sandbox channel = m.acquire("b9", SPEC);
+            Sandbox plain = m.acquire("b9-plain", SPEC.toBuilder().execMode(ExecMode.PLAIN).build());
+            String id = channel.info().sandboxId();
+            for (int mib : new int[] {1, 50}) {
+                long bytes = mib * 1024L * 1024L;
+                String[] cmd = {"head", "-c", Long.toString(bytes), "/dev/zero"};
+                Samples lib = new Samples("channel (default), " + mib + " MiB of stdout");
+                Samples libPlain = new Samples("plain exec path, " + mib + " MiB of stdout");
+                Samples api = new Samples("raw Engine API exec (docker-java), " + mib + " MiB of stdout");
+                List<ThrowingRunnable> paths = List.of(
+                        () -> lib.add(time(() -> bulk(channel, cmd, bytes))),
+                        () -> libPlain.add(time(() -> bulk(plain, cmd, bytes))),
+                        () -> api.add(timeChecked(() -> {
+                            if (raw.execCounting(id, cmd) != bytes) {
+                                throw new IllegalStateException("docker-java lost output");
+                            }
+                        })));
+                for (int i = 0; i < 3; i++) { // warm-up
+                    for (ThrowingRunnable p : paths) {
+                        p.run();
+                    }
+                }
+                lib.clear();
+                libPlain.clear();
+                api.clear();
+                int rounds = mib == 1 ? n(60) : n(30);
+                for (int i = 0; i < rounds; i++) {
+                    for (int k = 0; k < paths.size(); k++) {
+                        paths.get((i + k) % paths.size()).run();
+                    }
+                }
+                rows.addAll(List.of(lib, libPlain, api));
+                goals.add(Report.goal("channel / plain path, " + mib + " MiB", lib, libPlain, 1.0));
+                goals.add(Report.goal("channel / raw API, " + mib + " MiB", lib, api, 1.0));
+                report.note(String.format(Locale.ROOT, "B9 %d MiB throughput at p50: channel %.0f MB/s, plain path "
+                        + "%.0f MB/s, raw docker-java %.0f MB/s", mib, bytes / lib.p50Millis() / 1e3,
+                        bytes / libPlain.p50Millis() / 1e3, bytes / api.p50Millis() / 1e3));
+            }
+        }
+        report.section("B9 bulk stdout: `head -c <n> /dev/zero`", "The channel at least as fast as the plain exec "
+                + "path for 50 MiB, and for 1 MiB. " + loadText(load0), rows, goals);
+    }
+
+    /** Runs {@code cmd} and checks that exactly {@code bytes} of stdout arrived (counted by the listener). */
+    private static void bulk(Sandbox sandbox, String[] cmd, long bytes) {
+        long[] seen = new long[1];
+        check(sandbox.exec(ExecRequest.of(cmd).withListener((stream, b, offset, length) -> seen[0] += length))
+                .exitCode());
+        if (seen[0] != bytes) {
+            throw new IllegalStateException("expected " + bytes + " bytes of output, got " + seen[0]);
+        }
+    }
+
+    // B10: what a live idle sandbox costs the JVM after one exec (heap, file descriptors, threads), at 50 sandboxes,
+    // on the channel and on the plain path; then the channel's idle close (docker.channelIdleTimeout) and what the
+    // reopen costs the next exec, interleaved with execs on a live channel.
+    private void liveSandboxCost() throws Exception {
+        String load0 = Machine.loadAverage();
+        int count = quick ? 10 : 50;
+        MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        List<String[]> rows = new ArrayList<>();
+        Samples reopen = new Samples("exec `true` after the channel was closed for idleness (reopen + exec)");
+        Samples live = new Samples("exec `true` on a live channel, interleaved");
+        Duration idle = Duration.ofSeconds(10); // longer than opening all the channels takes
+        SandboxSpec plainSpec = SPEC.toBuilder().execMode(ExecMode.PLAIN).build();
+        // The default idle timeout (5 min) is far longer than this part: every channel stays open.
+        try (SandboxManager m = docker().build()) {
+            Sandbox warm = m.acquire("b10-warm", SPEC);
+            Sandbox warmPlain = m.acquire("b10-warm-plain", plainSpec);
+            for (int i = 0; i < 20; i++) { // classes, JIT and the connection pools exist before the baseline
+                check(warm.exec(ExecRequest.of("true")).exitCode());
+                check(warmPlain.exec(ExecRequest.of("true")).exitCode());
+            }
+            for (String[] mode : new String[][] {{"plain", "b10-plain-"}, {"channel", "b10-"}}) {
+                SandboxSpec spec = mode[0].equals("plain") ? plainSpec : SPEC;
+                check(warm.exec(ExecRequest.of("true")).exitCode()); // keeps the warm channel fresh
+                long heap0 = usedHeap(memory);
+                long fd0 = openFds();
+                int threads0 = threads.getThreadCount();
+                for (int i = 0; i < count; i++) {
+                    check(m.acquire(mode[1] + i, spec).exec(ExecRequest.of("true")).exitCode());
+                }
+                check(warm.exec(ExecRequest.of("true")).exitCode());
+                long heap1 = usedHeap(memory);
+                long fd1 = openFds();
+                int threads1 = threads.getThreadCount();
+                rows.add(new String[] {"heap per live idle sandbox, " + mode[0] + " (one exec done)",
+                        String.format(Locale.ROOT, "%.0f bytes", (heap1 - heap0) / (double) count),
+                        mode[0].equals("channel") ? ((heap1 - heap0) / (double) count <= 32 * 1024 ? "met" : "missed")
+                                : ""});
+                rows.add(new String[] {"file descriptors per live idle sandbox, " + mode[0],
+                        String.format(Locale.ROOT, "%.2f", (fd1 - fd0) / (double) count), ""});
+                rows.add(new String[] {"threads per live idle sandbox, " + mode[0],
+                        String.format(Locale.ROOT, "%.2f", (threads1 - threads0) / (double) count), ""});
+            }
+        }
+        // Idle close: the warm sandbox stays busy (its execs run the sweep); the others idle past the timeout.
+        try (SandboxManager m = docker().driverProperty("docker.channelIdleTimeout", Long.toString(idle.toSeconds()))
+                .build()) {
+            Sandbox warm = m.acquire("b10-idle-warm", SPEC);
+            List<Sandbox> channelBoxes = new ArrayList<>();
+            for (int i = 0; i < count; i++) {
+                Sandbox s = m.acquire("b10-idle-" + i, SPEC);
+                channelBoxes.add(s);
+            }
+            for (Sandbox s : channelBoxes) { // all opened within the timeout, just before the first round
+                check(s.exec(ExecRequest.of("true")).exitCode());
+            }
+            check(warm.exec(ExecRequest.of("true")).exitCode());
+            for (int round = 0; round < n(3); round++) {
+                long fdBusy = openFds();
+                long until = System.nanoTime() + idle.plusMillis(1500).toNanos();
+                while (System.nanoTime() < until) {
+                    check(warm.exec(ExecRequest.of("true")).exitCode());
+                    Thread.sleep(200);
+                }
+                long fdClosed = openFds();
+                if (round == 0) {
+                    rows.add(new String[] {"file descriptors freed per sandbox by the idle close ("
+                            + idle.toSeconds() + " s here)", String.format(Locale.ROOT, "%.2f",
+                            (fdBusy - fdClosed) / (double) count), ""});
+                }
+                for (Sandbox s : channelBoxes) {
+                    reopen.add(time(() -> check(s.exec(ExecRequest.of("true")).exitCode())));
+                    live.add(time(() -> check(warm.exec(ExecRequest.of("true")).exitCode())));
+                }
+            }
+        }
+        report.table("B10 cost per live sandbox (" + count + " live idle sandboxes, Docker driver)",
+                "Heap per live idle sandbox with a command channel ≤ 32 KB. Measured as the used heap after "
+                        + "four full GCs, before and after the sandboxes were acquired and ran one exec each. "
+                        + loadText(load0), rows);
+        report.section("B10b reopening an idle-closed channel (`docker.channelIdleTimeout`)",
+                "A cost table: what the first exec after an idle close pays to reopen the channel.",
+                List.of(reopen, live), List.of());
+        report.note(String.format(Locale.ROOT, "B10b: reopening a channel closed for idleness adds %.1f ms at p50 to the "
+                + "sandbox's next exec (a new attached exec and the supervisor's start); the exec after it runs on the "
+                + "channel again.", reopen.p50Millis() - live.p50Millis()));
+    }
+
+    private static long openFds() throws java.io.IOException {
+        try (var list = Files.list(Path.of("/proc/self/fd"))) {
+            return list.count();
+        }
+    }
+
+    private static String loadText(String loadBefore) {
+        return "Load average (1 min) " + loadBefore + " before, " + Machine.loadAverage() + " after this section"
+                + (Double.parseDouble(loadBefore.equals("?") ? "0" : loadBefore) > 1.5
+                ? " (a loaded machine: absolute times are noisy, compare the interleaved rows)." : ".");
     }
 
     // B2: cold acquire through the library vs raw create + start.

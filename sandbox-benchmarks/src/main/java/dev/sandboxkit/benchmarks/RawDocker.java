@@ -66,6 +66,31 @@ final class RawDocker implements AutoCloseable {
         }
     }
 
+    /** Like {@link #exec}, counting the stdout bytes instead: returns their number once the exit code is 0. */
+    long execCounting(String containerId, String... cmd) throws InterruptedException {
+        String execId = docker.execCreateCmd(containerId).withCmd(cmd).withAttachStdout(true).withAttachStderr(true)
+                .exec().getId();
+        long[] bytes = new long[1];
+        docker.execStartCmd(execId).exec(new ResultCallback.Adapter<Frame>() {
+            @Override
+            public void onNext(Frame frame) {
+                if (frame.getStreamType() == com.github.dockerjava.api.model.StreamType.STDOUT) {
+                    bytes[0] += frame.getPayload().length;
+                }
+            }
+        }).awaitCompletion(120, TimeUnit.SECONDS);
+        while (true) {
+            InspectExecResponse r = docker.inspectExecCmd(execId).exec();
+            if (!Boolean.TRUE.equals(r.isRunning()) && r.getExitCodeLong() != null) {
+                if (r.getExitCodeLong() != 0) {
+                    throw new IllegalStateException("exit code " + r.getExitCodeLong());
+                }
+                return bytes[0];
+            }
+            Thread.sleep(1);
+        }
+    }
+
     /** {@code docker exec <id> cmd...} through the CLI that matches the engine. */
     static int cliExec(String containerId, String... cmd) throws IOException, InterruptedException {
         List<String> argv = new ArrayList<>(List.of(cli(), "exec", containerId));

@@ -61,6 +61,9 @@ final class Report {
                     s.p50Millis(), s.p95Millis()));
             charted.add(s);
         }
+        if (goals.isEmpty()) {
+            return;
+        }
         body.append("\n| goal | value | limit | |\n|---|---:|---:|---|\n");
         for (Goal g : goals) {
             if (Double.isNaN(g.value())) {

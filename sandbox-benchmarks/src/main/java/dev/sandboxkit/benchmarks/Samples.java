@@ -17,6 +17,11 @@ final class Samples {
         nanos.add(durationNanos);
     }
 
+    /** Drops the samples so far (after a warm-up). */
+    void clear() {
+        nanos.clear();
+    }
+
     int count() {
         return nanos.size();
     }

@@ -120,8 +120,14 @@ final class DockerSandboxDriver implements SandboxDriver {
         } catch (IllegalArgumentException | SandboxConfigurationException e) {
             throw new SandboxConfigurationException("sandboxkit." + DEFAULT_USER_PROPERTY + ": " + e.getMessage(), e);
         }
-        this.pullTimeout = context.property(PULL_TIMEOUT_PROPERTY).map(DockerSandboxDriver::parseDuration)
+        this.pullTimeout = context.property(PULL_TIMEOUT_PROPERTY).map(v -> parseDuration(PULL_TIMEOUT_PROPERTY, v))
                 .orElse(DEFAULT_PULL_TIMEOUT);
+        Duration channelIdle = context.property(ExecChannels.IDLE_TIMEOUT_PROPERTY)
+                .map(v -> parseDuration(ExecChannels.IDLE_TIMEOUT_PROPERTY, v)).orElse(ExecChannels.DEFAULT_IDLE_TIMEOUT);
+        if (channelIdle.isNegative()) {
+            throw new SandboxConfigurationException("sandboxkit." + ExecChannels.IDLE_TIMEOUT_PROPERTY
+                    + " must not be negative, got: " + channelIdle);
+        }
         this.workspaces = new HostWorkspaces(context.workspaceRoot(), defaultUser);
         this.snapshots = new HostSnapshots(workspaces);
         DefaultDockerClientConfig config = DefaultDockerClientConfig.createDefaultConfigBuilder()
@@ -146,7 +152,7 @@ final class DockerSandboxDriver implements SandboxDriver {
         this.tunnels = new EngineTunnel.Registry(engine, execs);
         // setsid gives each channel command a session of its own, as an engine exec has (one more exec each).
         this.channels = new ExecChannels(engine, execs, context.property(ExecChannels.SETSID_PROPERTY)
-                .map(v -> !v.trim().equalsIgnoreCase("false")).orElse(true));
+                .map(v -> !v.trim().equalsIgnoreCase("false")).orElse(true), channelIdle, context.clock());
     }
 
     /**
@@ -353,6 +359,8 @@ final class DockerSandboxDriver implements SandboxDriver {
 
     @Override
     public List<SandboxDescriptor> list(Map<String, String> labels) {
+        // The manager's orphan sweep calls this periodically: the moment to close channels idle for too long.
+        channels.closeIdle();
         List<Container> containers = call(() -> docker.listContainersCmd().withShowAll(true)
                 .withLabelFilter(labels).exec());
         List<SandboxDescriptor> out = new ArrayList<>(containers.size());
@@ -824,12 +832,12 @@ final class DockerSandboxDriver implements SandboxDriver {
         return trimmed;
     }
 
-    private static Duration parseDuration(String value) {
+    private static Duration parseDuration(String key, String value) {
         String v = value.trim();
         try {
             return v.matches("\\d+") ? Duration.ofSeconds(Long.parseLong(v)) : Duration.parse(v);
         } catch (DateTimeParseException e) {
-            throw new SandboxConfigurationException("sandboxkit." + PULL_TIMEOUT_PROPERTY
+            throw new SandboxConfigurationException("sandboxkit." + key
                     + " must be seconds or an ISO-8601 duration (PT10M), got: " + value, e);
         }
     }

@@ -19,6 +19,9 @@
  *   <li>{@code docker.channelSetsid}: {@code false} runs command-channel commands without {@code setsid}: one
  *       exec less per command (1 to 2 ms here), but commands of a channel share its process group, so a
  *       {@code kill 0} also reaches background jobs earlier commands left; default {@code true}.</li>
+ *   <li>{@code docker.channelIdleTimeout}: a command channel idle for longer is closed (its socket and
+ *       selector descriptors freed) and reopened by the sandbox's next exec; seconds or ISO-8601, {@code 0}
+ *       for never; default 5 minutes. Checked after execs and on the manager's orphan sweep.</li>
  * </ul>
  *
  * <p>Each workdir is a host directory {@code <workspaceRoot>/<sessionId>} (mode 0700, owned by the sandbox

@@ -17,6 +17,9 @@ import dev.sandboxkit.docker.internal.channel.ChannelProbe.Channel;
 import dev.sandboxkit.docker.internal.engine.DockerHost;
 import dev.sandboxkit.docker.internal.engine.EngineClient;
 import dev.sandboxkit.docker.internal.engine.EngineExec;
+import dev.sandboxkit.spi.DriverContext;
+import dev.sandboxkit.spi.SandboxLabels;
+import dev.sandboxkit.testkit.ManualClock;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -603,4 +606,73 @@ class CommandChannelTest extends DriverOnDocker {
         }
     }
 
+
+    // ------------------------------------------------------------------ idle close
+
+    @Test
+    @DisplayName("a channel idle past docker.channelIdleTimeout is closed (supervisor gone) and the next exec opens one")
+    void idleChannelIsClosedAndReopened() throws Exception {
+        ManualClock clock = new ManualClock();
+        DockerSandboxDriver idling = (DockerSandboxDriver) new DockerDriverProvider().create(new DriverContext(
+                instanceId, root.resolveSibling("idle-workspaces"), clock, Map.of("docker.channelIdleTimeout", "PT1M")));
+        try {
+            String a = start(idling, instanceId, "c-idle-a", spec().build());
+            String b = start(idling, instanceId, "c-idle-b", spec().build());
+            assertThat(idling.exec(a, ExecRequest.of("true")).exitCode()).isZero();
+            assertThat(idling.exec(b, ExecRequest.of("true")).exitCode()).isZero();
+            List<Channel> channelsOfA = ChannelProbe.channels(idling.channels(), a);
+            assertThat(channelsOfA).hasSize(1);
+            assertThat(ChannelProbe.channels(idling.channels(), b)).hasSize(1);
+
+            // Not idle long enough: the orphan sweep's list() keeps both.
+            clock.advance(Duration.ofSeconds(59));
+            idling.list(Map.of(SandboxLabels.OWNER, instanceId));
+            assertThat(ChannelProbe.channels(idling.channels(), a)).isEqualTo(channelsOfA);
+            assertThat(ChannelProbe.channels(idling.channels(), b)).hasSize(1);
+
+            // Past the timeout, an exec in a runs on a's own channel and then closes b's.
+            clock.advance(Duration.ofSeconds(2));
+            long before = ChannelProbe.channelExecs(idling.channels());
+            assertThat(idling.exec(a, ExecRequest.shell("echo still")).stdout()).isEqualTo("still\n");
+            assertThat(ChannelProbe.channelExecs(idling.channels())).isEqualTo(before + 1);
+            assertThat(ChannelProbe.channels(idling.channels(), a)).as("a's channel was just used").isEqualTo(channelsOfA);
+            assertThat(ChannelProbe.channels(idling.channels(), b)).as("b's channel is closed").isEmpty();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (processes(b).stream().anyMatch(p -> p.contains(ChannelProbe.LABEL)) && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+            assertThat(processes(b)).as("the supervisor exited on end of file").noneMatch(p -> p.contains(ChannelProbe.LABEL));
+            assertThat(outside(b, "ls", "-a", "/tmp")).as("and removed its directory").doesNotContain(".sandboxkit-");
+
+            // The next exec in b opens a fresh channel and runs on it.
+            ExecResult r = idling.exec(b, ExecRequest.shell("echo back; echo err >&2; exit 3"));
+            assertThat(r.exitCode()).isEqualTo(3);
+            assertThat(r.stdout()).isEqualTo("back\n");
+            assertThat(r.stderr()).isEqualTo("err\n");
+            assertThat(ChannelProbe.channelExecs(idling.channels())).isEqualTo(before + 2);
+            assertThat(ChannelProbe.channels(idling.channels(), b)).hasSize(1);
+
+            // After a whole idle period without execs, the orphan sweep's list() closes both.
+            clock.advance(Duration.ofMinutes(2));
+            idling.list(Map.of(SandboxLabels.OWNER, instanceId));
+            assertThat(ChannelProbe.channels(idling.channels(), a)).isEmpty();
+            assertThat(ChannelProbe.channels(idling.channels(), b)).isEmpty();
+            assertThat(idling.exec(a, ExecRequest.of("true")).exitCode()).isZero();
+            idling.remove(a);
+            idling.remove(b);
+        } finally {
+            idling.close();
+        }
+    }
+
+    @Test
+    @DisplayName("docker.channelIdleTimeout must be a non-negative duration")
+    void idleTimeoutIsValidated() {
+        for (String bad : List.of("soon", "-PT1S")) {
+            assertThatThrownBy(() -> new DockerDriverProvider().create(context(instanceId, root,
+                    Map.of("docker.channelIdleTimeout", bad))))
+                    .isInstanceOf(dev.sandboxkit.SandboxConfigurationException.class)
+                    .hasMessageContaining("docker.channelIdleTimeout");
+        }
+    }
 }

@@ -5,7 +5,10 @@ import dev.sandboxkit.OutputListener;
 import dev.sandboxkit.docker.internal.engine.ExecOutput;
 import dev.sandboxkit.docker.internal.engine.StreamDemux;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -30,6 +33,9 @@ final class ChannelOutput implements StreamDemux.Sink {
     private static final int TYPE = 2;
     private static final int CODE = 3;
     private static final int ENDED = 4;
+    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class,
+            ByteOrder.LITTLE_ENDIAN);
+    private static final long HASHES = 0x2323232323232323L;
 
     private final Scanner out;
     private final Scanner err;
@@ -150,10 +156,7 @@ final class ChannelOutput implements StreamDemux.Sink {
                     }
                     case DATA -> {
                         if (matched == 0) {
-                            int j = i;
-                            while (j < end && a[j] != '#') {
-                                j++;
-                            }
+                            int j = indexOfHash(a, i, end);
                             deliver(a, i, j - i);
                             if (j < end) {
                                 matched = 1;
@@ -232,6 +235,29 @@ final class ChannelOutput implements StreamDemux.Sink {
         byte[] bytes() {
             return kept.bytes();
         }
+    }
+
+    /**
+     * The index of the first {@code '#'} in {@code a[from, to)}, or {@code to}. Eight bytes per step (the
+     * zero-byte trick on {@code word ^ 0x23..23}): the byte-at-a-time loop was the channel's own cost on bulk
+     * output (about 20 ms of CPU per 50 MiB in the profile, which the plain path does not pay).
+     */
+    static int indexOfHash(byte[] a, int from, int to) {
+        int i = from;
+        for (; i + 8 <= to; i += 8) {
+            long w = (long) LONGS.get(a, i) ^ HASHES;
+            long found = (w - 0x0101010101010101L) & ~w & 0x8080808080808080L;
+            if (found != 0) {
+                // The lowest flagged byte is always a real match: a borrow only runs towards higher bytes.
+                return i + (Long.numberOfTrailingZeros(found) >>> 3);
+            }
+        }
+        for (; i < to; i++) {
+            if (a[i] == '#') {
+                return i;
+            }
+        }
+        return to;
     }
 
     /** The stream broke the protocol: the channel cannot be trusted any more. */

@@ -77,11 +77,12 @@ final class ChannelPool {
     }
 
     /** Returns a channel after a command: back to the idle ones if clean, otherwise closed and forgotten. */
-    void release(CommandChannel channel) {
+    void release(CommandChannel channel, long nowMillis) {
         boolean keep;
         synchronized (this) {
             keep = !removed && !channel.broken() && all.contains(channel);
             if (keep) {
+                channel.idle(nowMillis);
                 idle.addFirst(channel);
             } else {
                 all.remove(channel);
@@ -90,6 +91,24 @@ final class ChannelPool {
         if (!keep) {
             channel.close();
         }
+    }
+
+    /**
+     * Removes and returns the idle channels whose last command ended before {@code millis}; the caller closes
+     * them. The most recently used are at the front, so the old ones are at the back.
+     */
+    synchronized List<CommandChannel> takeIdleSince(long millis) {
+        List<CommandChannel> old = List.of();
+        CommandChannel last;
+        while ((last = idle.peekLast()) != null && last.idleSince() - millis < 0) {
+            idle.pollLast();
+            all.remove(last);
+            if (old.isEmpty()) {
+                old = new ArrayList<>(2);
+            }
+            old.add(last);
+        }
+        return old;
     }
 
     /** Forgets a channel found dead while idle. */

@@ -128,6 +128,8 @@ final class CommandChannel {
     /** The sandbox is being removed: a broken stream means KILLED. */
     volatile boolean containerRemoved;
     private long commands;
+    /** Set by {@link #idle}; read under the pool's lock. */
+    private long idleSince;
     /** The nonce of the latest command, for tests that replay it as output. */
     volatile String lastNonce;
 
@@ -315,6 +317,17 @@ final class CommandChannel {
 
     long commands() {
         return commands;
+    }
+
+    /** Between commands: gives back the receive buffer (a live idle sandbox should cost next to no heap). */
+    void idle(long nowMillis) {
+        idleSince = nowMillis;
+        conn.shrink();
+    }
+
+    /** When the latest command ended, in the clock's milliseconds. */
+    long idleSince() {
+        return idleSince;
     }
 
     /** Closes our end; an idle supervisor then reads end of file and exits (stopping its relays). */

@@ -13,12 +13,14 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.regex.Pattern;
 
@@ -43,6 +45,15 @@ public final class ExecChannels implements AutoCloseable {
     static final int MAX_LINE = 64 * 1024;
     /** The driver property that turns {@code setsid} for channel commands off ({@code sandboxkit.docker.channelSetsid}). */
     public static final String SETSID_PROPERTY = "docker.channelSetsid";
+    /**
+     * The driver property for how long a channel may stay idle before it is closed, freeing its socket
+     * ({@code sandboxkit.docker.channelIdleTimeout}); zero keeps channels open for the sandbox's life.
+     */
+    public static final String IDLE_TIMEOUT_PROPERTY = "docker.channelIdleTimeout";
+    /** Five minutes: longer than an agent's pauses between tool calls, far shorter than the idle TTL. */
+    public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofMinutes(5);
+    /** How often an exec looks for channels idle past the timeout (the manager's orphan sweep looks too). */
+    private static final long SWEEP_MILLIS = 1000;
     private static final int ATTEMPTS = 3;
     private static final Duration KILL_TIMEOUT = Duration.ofSeconds(5);
     private static final Pattern NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
@@ -56,6 +67,10 @@ public final class ExecChannels implements AutoCloseable {
     private final EngineClient client;
     private final EngineExec plain;
     private final boolean setsid;
+    /** Idle time after which a channel is closed, or 0 for never. */
+    private final long idleMillis;
+    private final Clock clock;
+    private final AtomicLong nextSweep = new AtomicLong();
     private final ConcurrentHashMap<String, ChannelPool> pools = new ConcurrentHashMap<>();
     private volatile boolean closed;
     /** Commands run on a channel and as plain execs (tests and the benchmark read them). */
@@ -68,11 +83,15 @@ public final class ExecChannels implements AutoCloseable {
      * @param client the engine client the channels run on
      * @param plain  the plain exec path, for requests a channel does not carry and for kills
      * @param setsid whether channel commands get a session of their own (one more exec each)
+     * @param idle   how long a channel may stay idle before {@link #closeIdle} closes it; zero for never
+     * @param clock  the manager's clock, for idle times
      */
-    public ExecChannels(EngineClient client, EngineExec plain, boolean setsid) {
+    public ExecChannels(EngineClient client, EngineExec plain, boolean setsid, Duration idle, Clock clock) {
         this.client = client;
         this.plain = plain;
         this.setsid = setsid;
+        this.idleMillis = idle.toMillis();
+        this.clock = clock;
     }
 
     /**
@@ -96,6 +115,15 @@ public final class ExecChannels implements AutoCloseable {
      * @throws SandboxExecException     if the command could not be run or its outcome cannot be known
      */
     public ExecResult exec(String containerId, ExecRequest request) {
+        try {
+            return route(containerId, request);
+        } finally {
+            // After the command: its own channel was just used and stays, others idle past the timeout go.
+            maybeCloseIdle();
+        }
+    }
+
+    private ExecResult route(String containerId, ExecRequest request) {
         ChannelPool pool = pools.get(containerId);
         if (pool == null) {
             // Not created by this driver instance (or already removed): probe like any other sandbox.
@@ -120,7 +148,7 @@ public final class ExecChannels implements AutoCloseable {
                 return plain(containerId, request);
             }
             if (!channel.canCarry(request)) {
-                pool.release(channel);
+                pool.release(channel, clock.millis());
                 return plain(containerId, request);
             }
             try {
@@ -133,7 +161,7 @@ public final class ExecChannels implements AutoCloseable {
                 forget(pool);
                 throw e;
             } finally {
-                pool.release(channel);
+                pool.release(channel, clock.millis());
             }
         }
         return plain(containerId, request);
@@ -301,6 +329,38 @@ public final class ExecChannels implements AutoCloseable {
         ChannelPool pool = pools.remove(containerId);
         if (pool != null) {
             pool.closeAll();
+        }
+    }
+
+    /** Runs {@link #closeIdle} at most once per {@value #SWEEP_MILLIS} ms of execs. */
+    private void maybeCloseIdle() {
+        if (idleMillis <= 0) {
+            return;
+        }
+        long now = clock.millis();
+        long next = nextSweep.get();
+        if (now - next >= 0 && nextSweep.compareAndSet(next, now + SWEEP_MILLIS)) {
+            closeIdle();
+        }
+    }
+
+    /**
+     * Closes every channel idle for longer than the idle timeout: its supervisor reads end of file and exits,
+     * and the socket (and the selector's descriptors) go. The sandbox's next exec opens a channel again. Called
+     * by execs (at most once a second) and by the driver's {@code list}, which the manager's orphan sweep calls
+     * periodically; starts no thread.
+     */
+    public void closeIdle() {
+        if (idleMillis <= 0) {
+            return;
+        }
+        long before = clock.millis() - idleMillis;
+        for (ChannelPool pool : pools.values()) {
+            for (CommandChannel c : pool.takeIdleSince(before)) {
+                log.debug("Container {}: closing command channel {}, idle for over {} ms",
+                        EngineExec.shortId(pool.containerId), c.id, idleMillis);
+                c.close();
+            }
         }
     }
 

@@ -311,6 +311,7 @@ public final class EngineClient implements Closeable {
             conn.close();
             return;
         }
+        conn.shrink();
         idle.offerFirst(conn);
         if (closed) {
             close();

@@ -64,6 +64,13 @@ public final class EngineConnection implements Closeable {
     /** A deadline that never passes. */
     public static final long NO_DEADLINE = Long.MAX_VALUE;
     static final int BUFFER_SIZE = 64 * 1024;
+    /**
+     * The receive buffer of an idle connection: enough to notice that the engine closed it or sent something
+     * unasked ({@link #isStale}). A busy one gets {@link #BUFFER_SIZE} again on its next {@link #fill}.
+     */
+    private static final int IDLE_BUFFER_SIZE = 64;
+    /** First size of the line buffer; it grows to {@link #MAX_LINE_BYTES} only for a line that long. */
+    private static final int FIRST_LINE_BYTES = 256;
     /** Longest status, header, chunk-size or trailer line, without its CRLF. */
     static final int MAX_LINE_BYTES = 8 * 1024;
     /** Most header fields in a head, and most trailer fields after a chunked body. */
@@ -79,8 +86,13 @@ public final class EngineConnection implements Closeable {
     private TlsWire tls;
     private final Selector selector;
     private final SelectionKey key;
-    /** Received, not yet consumed bytes: kept in read mode (position = next byte, limit = end). */
-    private final ByteBuffer in = ByteBuffer.allocate(BUFFER_SIZE).flip();
+    /**
+     * Received, not yet consumed bytes: kept in read mode (position = next byte, limit = end). Full size while
+     * the connection is in use, {@link #IDLE_BUFFER_SIZE} while it idles (see {@link #shrink}).
+     */
+    private ByteBuffer in = ByteBuffer.allocate(IDLE_BUFFER_SIZE).flip();
+    /** Whether the latest read left free space in {@link #in}: the socket was probably empty after it. */
+    private boolean drained;
     private ByteBuffer pendingOut;
     /** Whether the write side is shut down once {@link #pendingOut} is sent (not on a terminal: see {@link #send}). */
     private boolean shutdownAfterPending;
@@ -89,7 +101,7 @@ public final class EngineConnection implements Closeable {
     /** Set once the connection serves a terminal: closing the connection must wake its threads too. */
     private volatile DuplexStream duplex;
 
-    /** A line being read; one per connection, sized for the longest line plus its CR. */
+    /** A line being read; grows up to the longest line plus its CR, dropped by {@link #shrink}. */
     private byte[] line;
 
     private EngineConnection(DockerHost host, SocketChannel channel, Selector selector, SelectionKey key) {
@@ -299,15 +311,25 @@ public final class EngineConnection implements Closeable {
      * @throws IOException if the connection fails
      */
     public int fill(long deadline) throws IOException {
+        if (in.capacity() < BUFFER_SIZE) {
+            in = ByteBuffer.allocate(BUFFER_SIZE).put(in).flip();
+        }
         if (in.remaining() == in.capacity()) {
             throw new IllegalStateException("receive buffer full: consume it before filling");
         }
+        // After a read that left room in the buffer the socket was empty, and a read now would almost always
+        // find nothing (bulk output arrives in the engine's 32 KiB writes or smaller): wait first, saving one
+        // syscall per received piece. Not over TLS, where decrypted bytes may wait inside the TlsWire.
+        boolean waitFirst = drained && tls == null && pendingOut == null && remainingNanos(deadline) > 0;
         while (true) {
-            flushPending();
-            int n = readSome();
-            if (n != 0) {
-                return n;
+            if (!waitFirst) {
+                flushPending();
+                int n = readSome();
+                if (n != 0) {
+                    return n;
+                }
             }
+            waitFirst = false;
             long wait = remainingNanos(deadline);
             if (wait <= 0) {
                 return 0;
@@ -319,6 +341,18 @@ public final class EngineConnection implements Closeable {
             interest(ops);
             select(wait);
         }
+    }
+
+    /**
+     * Gives back the memory of a connection that waits for its next use (a pooled one, an idle command
+     * channel): the receive buffer shrinks to {@value #IDLE_BUFFER_SIZE} bytes and the line buffer goes. Does
+     * nothing while unconsumed bytes are buffered.
+     */
+    public void shrink() {
+        if (!in.hasRemaining() && in.capacity() > IDLE_BUFFER_SIZE) {
+            in = ByteBuffer.allocate(IDLE_BUFFER_SIZE).flip();
+        }
+        line = null;
     }
 
     /** Half-closes: the engine forwards EOF to the process's stdin. */
@@ -554,10 +588,12 @@ public final class EngineConnection implements Closeable {
         checkInterrupt();
         in.compact();
         try {
+            int space = in.remaining();
             int n = tls == null ? channel.read(in) : tls.read(in);
             if (n > 0) {
                 received += n;
             }
+            drained = n < space;
             return n;
         } catch (ClosedByInterruptException e) {
             throw interrupted(e);
@@ -705,7 +741,7 @@ public final class EngineConnection implements Closeable {
      */
     private String readLine(long deadline, String what) throws IOException {
         if (line == null) {
-            line = new byte[MAX_LINE_BYTES + 1];
+            line = new byte[FIRST_LINE_BYTES];
         }
         int length = 0;
         while (true) {
@@ -713,6 +749,9 @@ public final class EngineConnection implements Closeable {
                 more(deadline, what);
             }
             byte b = in.get();
+            if (length == line.length && line.length <= MAX_LINE_BYTES) {
+                line = java.util.Arrays.copyOf(line, Math.min(line.length * 2, MAX_LINE_BYTES + 1));
+            }
             if (b == '\n') {
                 if (length > 0 && line[length - 1] == '\r') {
                     length--;
