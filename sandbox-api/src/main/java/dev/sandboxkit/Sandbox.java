@@ -138,7 +138,8 @@ public interface Sandbox extends AutoCloseable {
      * @param request what to run
      * @param options how to run it
      * @return the handle
-     * @throws IllegalArgumentException    if the request has a listener
+     * @throws IllegalArgumentException    if the request has a listener, or a terminal ({@link ExecRequest#tty()}):
+     *                                     a background process has no terminal yet; use {@link #terminal}
      * @throws SandboxNotFoundException    if the session was destroyed or released (ephemeral)
      * @throws SandboxExecException        if the sandbox cannot run background processes (it needs {@code /bin/sh},
      *                                     {@code setsid}, {@code mkfifo}, {@code dd} and a writable {@code /tmp} or

@@ -73,6 +73,10 @@ final class ProcessSupport {
         if (request.listener() != null) {
             throw new IllegalArgumentException("a background process takes no listener: use SandboxProcess.follow");
         }
+        if (request.tty() != null) {
+            // Its output lives in the container, where no one could read a terminal's other side: refused, not dropped.
+            throw new IllegalArgumentException("a background process cannot run on a terminal: use Sandbox.terminal");
+        }
         if (!ctx.driver().capabilities().contains(DriverCapability.BACKGROUND_PROCESSES)) {
             throw new dev.sandboxkit.SandboxUnsupportedException("driver '" + ctx.driver().name() + "' does not support background "
                     + "processes (it does not declare BACKGROUND_PROCESSES)");

@@ -1198,6 +1198,8 @@ public abstract class SandboxDriverTck {
             assertThat(term.signal(15)).as("nothing left to signal").isFalse();
             assertThatThrownBy(() -> sandbox.start(ExecRequest.of("true").withListener((st, b, o, l) -> { })))
                     .isInstanceOf(IllegalArgumentException.class);
+            assertThatThrownBy(() -> sandbox.start(ExecRequest.of("true").withTty(TerminalSize.DEFAULT)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("terminal");
             assertThatThrownBy(() -> sandbox.process("../../etc")).isInstanceOf(IllegalArgumentException.class);
         }
 
