@@ -12,8 +12,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * An upgraded exec connection used by two threads at once: one reads (the terminal's output), one writes (its
- * input). {@link EngineConnection} is for one thread; here each direction has a selector of its own on the same
+ * An upgraded exec connection used by two threads at once: one reads (a terminal's output, a forwarded port's
+ * answer), one writes (its input). {@link EngineConnection} is for one thread; here each direction has a selector of its own on the same
  * non-blocking channel, so that a reader waiting for output never holds up a writer, and both keep deadlines and
  * interrupts without closing the channel (an interrupt is checked before each channel call, never during one).
  * Over TLS the {@link TlsWire} is shared, so its non-blocking calls run under one lock, never a wait.
@@ -109,15 +109,32 @@ final class DuplexStream implements Closeable {
         ByteBuffer src = ByteBuffer.wrap(b, off, len);
         while (true) {
             if (closed) {
-                throw new IOException("the terminal is closed");
+                throw new IOException("the stream is closed");
             }
             checkInterrupt();
             if (writeNow(src)) {
                 return;
             }
             if (!await(writable, Long.MAX_VALUE)) {
-                throw new IOException("the terminal is closed");
+                throw new IOException("the stream is closed");
             }
+        }
+    }
+
+    /**
+     * Half-closes: the exec's stdin reads end of file, while the reader goes on.
+     *
+     * @throws IOException if the connection is broken
+     */
+    void shutdownOutput() throws IOException {
+        wire.lock();
+        try {
+            if (tls != null && tls.wantsWrite()) {
+                tls.flush();
+            }
+            connection.shutdownOutput();
+        } finally {
+            wire.unlock();
         }
     }
 
@@ -127,7 +144,11 @@ final class DuplexStream implements Closeable {
         }
         wire.lock();
         try {
-            return tls.read(dst);
+            int n = tls.read(dst);
+            if (tls.wantsWrite()) {
+                tls.flush(); // a record the read produced (a key update, say): best effort, the writer retries
+            }
+            return n;
         } finally {
             wire.unlock();
         }

@@ -374,10 +374,6 @@ public final class EngineConnection implements Closeable {
         try {
             // Closing the selector first wakes a thread blocked in select().
             selector.close();
-            Selector writer = writeSelector;
-            if (writer != null) {
-                writer.close();
-            }
         } catch (IOException ignored) {
             // nothing left to release
         }
@@ -388,109 +384,11 @@ public final class EngineConnection implements Closeable {
         }
     }
 
-    // ------------------------------------------------------------ duplex use (a forwarded port)
-
-    /** Serialises the channel (and TLS) calls of the two threads of a duplex stream; none of them blocks. */
-    private final Object duplexLock = new Object();
-    /** The writer's own selector, so that reader and writer wait independently. */
-    private volatile Selector writeSelector;
-    private SelectionKey writeKey;
+    // ------------------------------------------------------------ duplex use (terminals, forwarded ports)
 
     /**
-     * Switches to duplex use: from now on one thread reads ({@link #duplexFill}) while another writes
-     * ({@link #duplexWrite}, {@link #duplexShutdownOutput}); {@link #close()} from any thread wakes both.
-     *
-     * @throws IOException if the writer's selector cannot be opened
-     */
-    void startDuplex() throws IOException {
-        writeSelector = Selector.open();
-        try {
-            writeKey = channel.register(writeSelector, 0);
-        } catch (IOException | RuntimeException e) {
-            writeSelector.close();
-            throw e;
-        }
-    }
-
-    /**
-     * Reads more bytes into {@link #buffer()}, waiting as long as it takes (the reader thread of a duplex).
-     *
-     * @return bytes read, or {@code -1} at end of stream
-     * @throws IOException if the connection fails or is closed
-     */
-    int duplexFill() throws IOException {
-        if (in.remaining() == in.capacity()) {
-            throw new IllegalStateException("receive buffer full: consume it before filling");
-        }
-        while (true) {
-            int n;
-            synchronized (duplexLock) {
-                n = readSome();
-                if (tls != null && tls.wantsWrite()) {
-                    tls.flush(); // a TLS record the read produced (a key update, say): best effort, the writer retries
-                }
-            }
-            if (n != 0) {
-                return n;
-            }
-            interest(SelectionKey.OP_READ);
-            select(Long.MAX_VALUE);
-        }
-    }
-
-    /**
-     * Writes all of {@code src}, waiting while the engine does not take more (the writer thread of a duplex).
-     *
-     * @param src what to send
-     * @throws IOException if the connection fails, is closed, or its output was shut down
-     */
-    void duplexWrite(ByteBuffer src) throws IOException {
-        while (true) {
-            boolean progressed;
-            boolean done;
-            synchronized (duplexLock) {
-                if (outputShut) {
-                    throw new IOException("the stream's output was shut down");
-                }
-                int before = src.remaining();
-                if (src.hasRemaining()) {
-                    send(src);
-                }
-                boolean flushed = tls == null || tls.flush();
-                progressed = src.remaining() < before;
-                done = !src.hasRemaining() && flushed;
-            }
-            if (done) {
-                return;
-            }
-            if (!progressed) {
-                try {
-                    writeKey.interestOps(SelectionKey.OP_WRITE);
-                    writeSelector.select();
-                    writeSelector.selectedKeys().clear();
-                } catch (ClosedSelectorException | CancelledKeyException e) {
-                    throw new AsynchronousCloseException();
-                }
-            }
-        }
-    }
-
-    /**
-     * Half-closes a duplex stream: the exec's stdin reads end of file.
-     *
-     * @throws IOException if the connection is broken
-     */
-    void duplexShutdownOutput() throws IOException {
-        synchronized (duplexLock) {
-            if (tls != null && tls.wantsWrite()) {
-                tls.flush();
-            }
-            shutdownOutput();
-        }
-    }
-
-    /**
-     * Turns this upgraded connection into a stream that one thread may read while another writes (a terminal).
+     * Turns this upgraded connection into a stream that one thread may read while another writes (a terminal, a
+     * forwarded port).
      * This connection must not be used directly afterwards; closing either closes both.
      */
     DuplexStream duplex() throws IOException {

@@ -41,7 +41,9 @@ public final class EngineTunnel implements PortConnection {
     private final String containerId;
     private final int port;
     private final String marker;
-    private final EngineConnection conn;
+    private final DuplexStream conn;
+    /** Engine frames as read, before the demultiplexer takes nc's stdout out of them. Reader thread only. */
+    private final ByteBuffer raw = ByteBuffer.allocate(EngineConnection.BUFFER_SIZE).flip();
     /** Run once when the tunnel closes: deregisters, and kills the relay if it still runs. */
     private final java.util.function.Consumer<EngineTunnel> onClose;
     private final StreamDemux demux = new StreamDemux();
@@ -55,7 +57,7 @@ public final class EngineTunnel implements PortConnection {
     private volatile boolean ended;
     private volatile boolean closed;
 
-    private EngineTunnel(String containerId, int port, String marker, EngineConnection conn,
+    private EngineTunnel(String containerId, int port, String marker, DuplexStream conn,
                          java.util.function.Consumer<EngineTunnel> onClose) {
         this.containerId = containerId;
         this.port = port;
@@ -97,11 +99,12 @@ public final class EngineTunnel implements PortConnection {
             throw new SandboxExecException("the engine could not start the relay to port " + port + " ("
                     + error.status() + "): " + error.message());
         }
-        EngineConnection conn = started.stream();
+        EngineConnection upgraded = started.stream();
+        DuplexStream conn;
         try {
-            conn.startDuplex();
+            conn = upgraded.duplex();
         } catch (IOException | RuntimeException e) {
-            conn.close();
+            upgraded.close();
             throw new SandboxExecException("cannot relay to port " + port + ": " + e, e);
         }
         return new EngineTunnel(containerId, port, marker, conn, onClose);
@@ -152,7 +155,7 @@ public final class EngineTunnel implements PortConnection {
 
     @Override
     public void shutdownOutput() throws IOException {
-        conn.duplexShutdownOutput();
+        conn.shutdownOutput();
     }
 
     /**
@@ -238,11 +241,11 @@ public final class EngineTunnel implements PortConnection {
                 if (ended) {
                     return -1;
                 }
-                ByteBuffer in = conn.buffer();
+                ByteBuffer in = raw;
                 if (!in.hasRemaining()) {
                     int n;
                     try {
-                        n = conn.duplexFill();
+                        n = conn.read(in.array(), 0, in.capacity(), EngineConnection.NO_DEADLINE);
                     } catch (IOException e) {
                         if (closed) {
                             return -1;
@@ -250,9 +253,13 @@ public final class EngineTunnel implements PortConnection {
                         throw e;
                     }
                     if (n < 0) {
+                        if (closed) {
+                            return -1; // our close, not nc's end: the relay may still run and is killed
+                        }
                         streamEnded();
                         return -1;
                     }
+                    in.position(0).limit(n);
                 }
                 pending.clear();
                 demux.consume(in, sink);
@@ -284,7 +291,7 @@ public final class EngineTunnel implements PortConnection {
 
         @Override
         public void write(byte[] b, int off, int len) throws IOException {
-            conn.duplexWrite(ByteBuffer.wrap(b, off, len));
+            conn.write(b, off, len);
         }
 
         @Override
