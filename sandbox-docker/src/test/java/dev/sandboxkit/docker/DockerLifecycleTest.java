@@ -331,7 +331,7 @@ class DockerLifecycleTest extends DriverOnDocker {
         assertThat(driver.name()).isEqualTo("docker");
         assertThat(driver.capabilities()).containsExactlyInAnyOrder(DriverCapability.STDIN,
                 DriverCapability.KILL_PROCESS_GROUP, DriverCapability.STREAMING, DriverCapability.HOST_WORKSPACE,
-                DriverCapability.REAL_PROCESSES, DriverCapability.FILES);
+                DriverCapability.REAL_PROCESSES, DriverCapability.FILES, DriverCapability.BACKGROUND_PROCESSES);
     }
 
     @Test
