@@ -105,7 +105,9 @@ final class ManagedPortForward implements PortForward {
 
     @Override
     public boolean isOpen() {
-        return open;
+        // The socket, not the flag: a close running on another thread sets the flag first, and "not open" must
+        // already mean "refused".
+        return !server.isClosed();
     }
 
     @Override

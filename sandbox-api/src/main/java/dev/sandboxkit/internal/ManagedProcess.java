@@ -164,7 +164,7 @@ final class ManagedProcess implements SandboxProcess {
         }
         ProcessSupport.Answer a = call(true, NO_STDIN, ProcessSupport.OP_TIMEOUT, "signal", id,
                 Integer.toString(signal));
-        return a.lost() == null && a.result().stdout().startsWith("sent ");
+        return a.lost() == null && lastLine(a.result().stdout()).startsWith("sent ");
     }
 
     @Override
@@ -179,13 +179,18 @@ final class ManagedProcess implements SandboxProcess {
                     + ")");
         }
         ExecResult r = a.result();
-        String answer = r.stdout().strip();
+        String answer = lastLine(r.stdout());
         if (r.termination() == ExecResult.Termination.TIMED_OUT) {
             throw new SandboxExecException("writing to background process " + id + " did not finish within "
                     + ProcessSupport.OP_TIMEOUT.toSeconds() + " s: it does not read its stdin");
         }
         if (answer.equals("ok")) {
             return;
+        }
+        if (answer.isEmpty()) {
+            // No answer (Podman can lose a short exec's output when it did not read its stdin): ask again.
+            ProcessStatus now = status();
+            answer = now.isRunning() ? "" : "ended " + now;
         }
         String why = answer.equals("closed") ? "its stdin was closed"
                 : answer.startsWith("ended ") ? "it has ended (" + answer.substring(6) + ")"
@@ -216,6 +221,12 @@ final class ManagedProcess implements SandboxProcess {
                     + "' (" + a.result() + "): " + new String(a.result().stderrBytes(), StandardCharsets.UTF_8).strip());
         }
         return a;
+    }
+
+    /** The script's answer is its last line (anything before it is noise from the sandbox's tools). */
+    private static String lastLine(String stdout) {
+        String s = stdout.strip();
+        return s.substring(s.lastIndexOf('\n') + 1);
     }
 
     private static void pause(long millis, String what) {
