@@ -25,6 +25,8 @@ final class Snapshots {
     private static final Logger log = LoggerFactory.getLogger(Snapshots.class);
 
     private final EngineContext ctx;
+    /** {count, bytes, read at (clock millis)}: stats() runs on every gauge scrape, a listing reads every snapshot. */
+    private volatile long[] totals;
 
     Snapshots(EngineContext ctx) {
         this.ctx = ctx;
@@ -40,6 +42,7 @@ final class Snapshots {
         labels.put(SandboxLabels.SNAPSHOT, id.value());
         labels.put(SandboxLabels.KEPT, "false");
         ctx.driver().snapshotWorkspace(rec.workspace(), labels);
+        totals = null;
         return id;
     }
 
@@ -64,6 +67,7 @@ final class Snapshots {
         Map<String, String> labels = new HashMap<>(d.labels());
         labels.put(SandboxLabels.KEPT, Boolean.toString(keep));
         ctx.driver().labelSnapshot(d.location(), labels);
+        totals = null;
     }
 
     void delete(SnapshotId id) {
@@ -72,6 +76,7 @@ final class Snapshots {
         } catch (SandboxNotFoundException gone) {
             // idempotent
         }
+        totals = null;
     }
 
     /** After a destroy: the session's snapshots go, except the kept ones. Never fails the destroy. */
@@ -86,19 +91,29 @@ final class Snapshots {
             for (SnapshotDescriptor d : ctx.driver().listSnapshots(selector)) {
                 ctx.driver().deleteSnapshot(d.location());
                 log.info("Session {}: snapshot {} deleted with it", sessionId, d.labels().get(SandboxLabels.SNAPSHOT));
+                totals = null;
             }
         } catch (RuntimeException e) {
             log.warn("Session {}: destroyed, but its snapshots could not all be deleted: {}", sessionId, e.toString());
         }
     }
 
-    /** {count, bytes} of the fleet's snapshots now. */
+    /**
+     * {count, bytes} of the fleet's snapshots: exact after this manager's own changes, at most a second old for
+     * other managers' (one listing per second, however often the gauges are read).
+     */
     long[] totals() {
         if (!supported()) {
             return new long[] {0, 0};
         }
-        List<SnapshotDescriptor> all = ctx.driver().listSnapshots(fleet());
-        return new long[] {all.size(), all.stream().mapToLong(SnapshotDescriptor::sizeBytes).sum()};
+        long now = ctx.clock().millis();
+        long[] t = totals;
+        if (t == null || now - t[2] >= 1_000 || now < t[2]) {
+            List<SnapshotDescriptor> all = ctx.driver().listSnapshots(fleet());
+            t = new long[] {all.size(), all.stream().mapToLong(SnapshotDescriptor::sizeBytes).sum(), now};
+            totals = t;
+        }
+        return new long[] {t[0], t[1]};
     }
 
     private boolean supported() {
