@@ -28,8 +28,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * {@code connect} against a scripted port-forward websocket of the mock API server: the frames a kubelet would
  * send (the port on the data and error channels, then data on channel 0, then the close) and what the driver
- * makes of them. The mock ignores what the client sends (it matches only text frames), so only the pod-to-client
- * direction is checked byte for byte here; both directions run on the real engine in the Docker tests.
+ * makes of them. The mock decodes each frame the client sends as UTF-8 text and answers only an exact match, so
+ * the client-to-pod direction is checked byte for byte too; both directions also run on the real engine in the
+ * Docker tests.
  */
 @EnableKubernetesMockClient(crud = true)
 class KubernetesPortForwardMockTest {
@@ -90,7 +91,7 @@ class KubernetesPortForwardMockTest {
     }
 
     @Test
-    void bytesFromThePodArriveThenTheStreamEnds() throws Exception {
+    void bytesGoBothWaysThenTheStreamEndsWhenThePodSideCloses() throws Exception {
         // Many frames of 16 KiB, as a kubelet copies the stream (one huge frame would arrive in fragments).
         byte[] chunk = "x".repeat(16 * 1024).getBytes(StandardCharsets.US_ASCII);
         int chunks = 12;
@@ -101,28 +102,67 @@ class KubernetesPortForwardMockTest {
                 .immediately().andEmit(portFrame(1, 8080))
                 .immediately().andEmit(frame(0, "HTTP/1.0 200 OK\r\n\r\n".getBytes(StandardCharsets.US_ASCII)));
         for (int i = 0; i < chunks; i++) {
-            // Paced: frames the mock emits back to back with its close were seen lost in CI (19 bytes arrived).
-            session = session.waitFor(5).andEmit(frame(0, chunk));
+            session = session.immediately().andEmit(frame(0, chunk));
         }
-        session.done().once();
+        // The mock matches what the client sends as text (channel byte first) and answers an exact match; anything
+        // else makes it close the socket with 1002. While an expectation is pending it does not close by itself.
+        session.expect(REQUEST_FRAME).andEmit(frame(0, new byte[] {'!'})).once().done().once();
 
         try (PortConnection c = driver.connect(pod, 8080)) {
-            c.output().write("GET / HTTP/1.0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-            c.output().flush();
-            c.shutdownOutput();
-            // The mock closes the socket once it has emitted everything: the stream must then end.
-            byte[] got = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return readToEnd(c.input());
-                } catch (IOException e) {
-                    throw new java.io.UncheckedIOException(e);
-                }
-            }).get(30, TimeUnit.SECONDS);
+            byte[] got = within(() -> c.input().readNBytes(19 + chunks * chunk.length));
             String text = new String(got, StandardCharsets.US_ASCII);
-            assertThat(text).startsWith("HTTP/1.0 200 OK\r\n\r\n");
             assertThat(got.length).isEqualTo(19 + chunks * chunk.length);
+            assertThat(text).startsWith("HTTP/1.0 200 OK\r\n\r\n");
+            assertThat(text.substring(19)).isEqualTo("x".repeat(chunks * chunk.length));
+            assertThat(server.getLastRequest().getPath()).endsWith("/pods/" + pod + "/portforward?ports=8080");
+
+            write(c, REQUEST); // byte for byte, or the mock closes instead of answering
+            assertThat(within(() -> c.input().readNBytes(1))).containsExactly('!');
+
+            write(c, "bye"); // unexpected: the pod side closes, and the stream must end
+            assertThat(within(() -> readToEnd(c.input()))).isEmpty();
         }
-        assertThat(server.getLastRequest().getPath()).endsWith("/pods/" + pod + "/portforward?ports=8080");
+    }
+
+    @Test
+    void theAnswerStillArrivesAfterShutdownOutput() throws Exception {
+        byte[] answer = "HTTP/1.0 204 No Content\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+        server.expect().get()
+                .withPath("/api/v1/namespaces/" + ns + "/pods/" + pod + "/portforward?ports=8081")
+                .andUpgradeToWebSocket().open()
+                .immediately().andEmit(portFrame(0, 8081))
+                .immediately().andEmit(portFrame(1, 8081))
+                .expect(REQUEST_FRAME).andEmit(frame(0, answer)).once()
+                .done().once();
+
+        try (PortConnection c = driver.connect(pod, 8081)) {
+            write(c, REQUEST);
+            c.shutdownOutput(); // no half-close in the protocol: it only stops sending
+            assertThat(within(() -> c.input().readNBytes(answer.length))).isEqualTo(answer);
+        }
+    }
+
+    private static final String REQUEST = "GET / HTTP/1.0\r\n\r\n";
+    private static final String REQUEST_FRAME = "\u0000" + REQUEST;
+
+    private static void write(PortConnection c, String text) throws IOException {
+        c.output().write(text.getBytes(StandardCharsets.US_ASCII)); // one write: fabric8 sends it as one frame
+        c.output().flush();
+    }
+
+    private interface Read {
+        byte[] read() throws IOException;
+    }
+
+    /** A blocking read with a deadline, so that a lost frame fails the test instead of hanging it. */
+    private static byte[] within(Read read) throws Exception {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return read.read();
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }).get(30, TimeUnit.SECONDS);
     }
 
     @Test
