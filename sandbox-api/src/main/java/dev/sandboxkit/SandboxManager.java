@@ -244,6 +244,15 @@ public interface SandboxManager extends AutoCloseable {
     int reconcile();
 
     /**
+     * Runs one archive pass now (it also runs periodically when {@link Builder#archive} is set): every
+     * suspended, non-ephemeral session idle for at least the configured age whose workdir is on this host is
+     * archived, one at a time, on the calling thread. Sessions busy in another call are left for the next pass.
+     *
+     * @return how many sessions were archived; 0 when the archive tier is off
+     */
+    int archiveIdle();
+
+    /**
      * What this manager has done and holds now.
      *
      * @return a snapshot of the counters and gauges
@@ -312,6 +321,8 @@ public interface SandboxManager extends AutoCloseable {
         private @Nullable String fleet;
         private @Nullable FileLimits fileLimits;
         private @Nullable Executor ioExecutor;
+        private dev.sandboxkit.spi.@Nullable ArchiveStore archiveStore;
+        private @Nullable Duration archiveAfter;
 
         Builder() {
         }
@@ -575,6 +586,32 @@ public interface SandboxManager extends AutoCloseable {
         }
 
         /**
+         * Turns on the archive tier: a session suspended for at least {@code after} (no container, no call) has
+         * its workdir packed into one gzip-compressed tar, put into {@code store} under its SHA-256, and then
+         * deleted locally; the next use of the session (acquire, files, snapshot), from any manager on the same
+         * session store and any host, fetches it, checks the hash and unpacks it into a fresh workdir before the
+         * container starts. That cost is the {@code archive-restore} phase of the
+         * {@link SandboxEvent.Resumed} event. Every step is decided by the session store's compare-and-set, and
+         * the local copy goes only after the store has confirmed the upload, so a crash at any point leaves the
+         * workdir intact somewhere. Failures of the object store surface as retryable
+         * {@link SandboxUnavailableException}s. Ephemeral sessions are never archived. Needs a driver with
+         * {@link dev.sandboxkit.spi.DriverCapability#WORKSPACE_ARCHIVE}; the pass runs on the scheduler (also on
+         * demand: {@link SandboxManager#archiveIdle()}). The manager does not close {@code store}. Packed files
+         * are spooled in {@code java.io.tmpdir}.
+         *
+         * @param store where archives go; every manager that may resume the sessions needs the same one
+         * @param after how long a session stays suspended before it is archived
+         * @return this builder
+         * @throws IllegalStateException if this option was set already
+         */
+        public Builder archive(dev.sandboxkit.spi.ArchiveStore store, Duration after) {
+            requireUnset(archiveStore == null, "archive");
+            this.archiveStore = Objects.requireNonNull(store, "store");
+            this.archiveAfter = requirePositive(after, "after");
+            return this;
+        }
+
+        /**
          * Builds and starts the manager: resolves the driver, checks it can reach its backend, and
          * schedules the reaper.
          *
@@ -585,7 +622,8 @@ public interface SandboxManager extends AutoCloseable {
         public SandboxManager build() {
             return new ManagerSettings(driverName, driver, workspaceRoot, idleTimeout,
                     reaperInterval, leaseDuration, store, clock, scheduler, instanceId, driverProperties, listeners,
-                    List.copyOf(warmPools.values()), reconcileInterval, fleet, fileLimits, ioExecutor).start();
+                    List.copyOf(warmPools.values()), reconcileInterval, fleet, fileLimits, ioExecutor, archiveStore,
+                    archiveAfter).start();
         }
 
         private static void requireUnset(boolean unset, String option) {

@@ -30,19 +30,21 @@ final class Housekeeper {
     private final long reaperMillis;
     private final long heartbeatMillis;
     private final long reconcileMillis;
+    private final long archiveMillis;
     private final List<ScheduledFuture<?>> tasks = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** Passes running now; close() waits for them so that none touches a closed driver or store. */
     private final java.util.concurrent.atomic.AtomicInteger running = new java.util.concurrent.atomic.AtomicInteger();
     private volatile boolean stopped;
 
     Housekeeper(EngineContext ctx, LifecycleActions engine, Reconciler reconciler, long reaperMillis,
-                long heartbeatMillis, long reconcileMillis) {
+                long heartbeatMillis, long reconcileMillis, long archiveMillis) {
         this.ctx = ctx;
         this.engine = engine;
         this.reconciler = reconciler;
         this.reaperMillis = reaperMillis;
         this.heartbeatMillis = heartbeatMillis;
         this.reconcileMillis = reconcileMillis;
+        this.archiveMillis = archiveMillis;
     }
 
     void start() {
@@ -53,6 +55,10 @@ final class Housekeeper {
         // The first sweep runs at once: orphans of a crashed predecessor go as soon as a manager starts.
         tasks.add(ctx.scheduler().scheduleWithFixedDelay(guard("orphan sweep", reconciler::run), 0, reconcileMillis,
                 TimeUnit.MILLISECONDS));
+        if (archiveMillis > 0) {
+            tasks.add(ctx.scheduler().scheduleWithFixedDelay(guard("archive", engine::archiveIdle), archiveMillis,
+                    archiveMillis, TimeUnit.MILLISECONDS));
+        }
     }
 
     /** Cancels the periodic passes and waits (bounded) for any that is running to finish. */

@@ -18,6 +18,12 @@ interface LifecycleActions {
     /** The container stopped answering: remove what is left and record the session SUSPENDED. */
     void forgetContainer(SessionEntry e, String sandboxId);
 
+    /** Unpacks an archived session's workdir on this host; returns the record naming it. */
+    dev.sandboxkit.spi.SessionRecord unarchive(String sessionId);
+
+    /** Runs one archive pass; returns how many sessions it archived. */
+    int archiveIdle();
+
     /** Whether the manager is closed (or closing). */
     boolean isClosed();
 }

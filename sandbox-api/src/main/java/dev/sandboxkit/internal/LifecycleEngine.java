@@ -123,6 +123,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     private final Reconciler reconciler;
     private final Snapshots snapshots;
     private final ProcessSupport processes;
+    private final Archives archives;
     /** Terminals open now, so that close() can end them. */
     private final java.util.Set<ManagedTerminal> terminals = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
@@ -161,8 +162,10 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         this.reconciler = new Reconciler(ctx, this, pools.values());
         this.snapshots = new Snapshots(ctx);
         this.processes = new ProcessSupport(ctx);
+        this.archives = new Archives(ctx, s.archiveStore(), s.archiveAfter(),
+                Path.of(System.getProperty("java.io.tmpdir"), "sandboxkit-archive-spool"));
         this.housekeeper = new Housekeeper(ctx, this, reconciler, reaperMillis, Math.max(10, leaseMillis / 3),
-                reconcileMillis);
+                reconcileMillis, archives.enabled() ? archives.passMillis(reconcileMillis) : 0);
     }
 
     /**
@@ -465,6 +468,9 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         }
         long t0 = System.nanoTime();
         Map<String, Duration> phases = new LinkedHashMap<>();
+        if (Archives.isArchived(rec)) {
+            rec = archives.restore(rec, spec, took -> phases.put("archive-restore", took)).orElseThrow(StaleRecord::new);
+        }
         String sandboxId;
         try {
             sandboxId = driver.create(new CreateRequest(rec.sessionId(), spec, rec.workspace(),
@@ -920,7 +926,10 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
                 if (destroying.sandboxId() != null && !destroying.sandboxId().equals(live)) {
                     removals.remove(destroying.sandboxId());
                 }
-                driver.deleteWorkspace(destroying.workspace());
+                if (!Archives.isStoredAway(destroying)) {
+                    driver.deleteWorkspace(destroying.workspace()); // else deleted when archived, maybe elsewhere
+                }
+                archives.deleteFor(destroying);
                 snapshots.deleteUnkept(sessionId);
             } catch (RuntimeException notDone) {
                 log.warn("Session {}: destroy not finished ({}); it stays DESTROYING and the janitor retries",
@@ -1144,7 +1153,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     public SnapshotId snapshot(String sessionId) {
         SessionIds.requireValid(sessionId);
         checkOpen();
-        return underLifecycleLock(sessionId, e -> snapshots.take(usable(sessionId)));
+        return underLifecycleLock(sessionId, e -> snapshots.take(local(e)));
     }
 
     @Override
@@ -1158,7 +1167,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
             if (e.isActive()) {
                 stop(e, StopReason.RESTORED);
             }
-            SessionRecord rec = usable(sessionId);
+            SessionRecord rec = local(e);
             if (rec.state() == SessionState.ACTIVE) {
                 throw new SandboxAcquireException("session " + sessionId + " is held by manager " + rec.owner()
                         + "; restore it there, or once it is suspended", null, true);
@@ -1220,6 +1229,50 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     @Override
     public void deleteSnapshot(SnapshotId snapshot) {
         snapshots.delete(Objects.requireNonNull(snapshot, "snapshot"));
+    }
+
+    /** The session's record with its workdir on this host (unpacked from the archive tier first). Lock held. */
+    private SessionRecord local(SessionEntry e) {
+        SessionRecord rec = usable(e.sessionId);
+        if (!Archives.isArchived(rec)) {
+            return rec;
+        }
+        return archives.restore(rec, specs.decode(rec.spec()), took -> { }).orElseThrow(StaleRecord::new);
+    }
+
+    @Override
+    public SessionRecord unarchive(String sessionId) {
+        checkOpen();
+        return underLifecycleLock(sessionId, this::local);
+    }
+
+    @Override
+    public int archiveIdle() {
+        checkOpen();
+        if (!archives.enabled()) {
+            return 0;
+        }
+        int archived = 0;
+        for (String sessionId : archives.due()) {
+            if (closed) {
+                break;
+            }
+            SessionEntry e = sessions.entry(sessionId);
+            if (!tryLock(e)) {
+                continue; // busy in a call: the next pass looks again
+            }
+            try (MDC.MDCCloseable ignored = MDC.putCloseable(MDC_SESSION, sessionId)) {
+                if (!e.isActive() && !e.isGone() && archives.archive(sessionId)) {
+                    archived++;
+                }
+            } catch (SandboxException failed) {
+                log.warn("Session {}: not archived: {}", sessionId, failed.toString());
+            } finally {
+                sessions.dropIfIdle(e);
+                unlock(e);
+            }
+        }
+        return archived;
     }
 
     /** The session's record, if it exists and is neither destroyed nor being destroyed. */

@@ -37,7 +37,9 @@ public record ManagerSettings(
         Duration reconcileInterval,
         String fleet,
         FileLimits fileLimits,
-        Executor ioExecutor) {
+        Executor ioExecutor,
+        dev.sandboxkit.spi.ArchiveStore archiveStore,
+        Duration archiveAfter) {
 
     /** Copies. */
     public ManagerSettings {

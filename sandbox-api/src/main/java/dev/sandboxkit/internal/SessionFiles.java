@@ -49,6 +49,9 @@ final class SessionFiles implements SandboxFiles {
             return checked(rec, spec);
         }
         rec = ctx.store().find(sessionId).orElseThrow(() -> LifecycleEngine.notFound(sessionId));
+        if (Archives.isArchived(rec) && !LifecycleEngine.isDestroyed(rec)) {
+            rec = engine.unarchive(sessionId); // the workdir is in the archive tier: bring it to this host first
+        }
         Decoded d = decoded;
         if (d == null || !d.encoded().equals(rec.spec())) {
             d = new Decoded(rec.spec(), SpecCodec.parse(rec.spec()));

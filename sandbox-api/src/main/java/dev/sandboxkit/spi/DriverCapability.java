@@ -20,6 +20,12 @@ public enum DriverCapability {
      */
     SNAPSHOTS,
     /**
+     * {@link SandboxDriver#exportWorkspace} and {@link SandboxDriver#importWorkspace} are implemented: a suspended
+     * session's workdir can be packed into an archive tier and unpacked on another host
+     * ({@code SandboxManager.Builder.archive}).
+     */
+    WORKSPACE_ARCHIVE,
+    /**
      * {@link SandboxDriver#connect} is implemented: a TCP port inside the sandbox can be reached from the host
      * without giving the sandbox a network ({@code Sandbox.forward}).
      */

@@ -179,6 +179,44 @@ public interface SandboxDriver extends AutoCloseable {
     }
 
     /**
+     * Writes a workdir's whole content to {@code tar} as an uncompressed tar stream (entry names relative to the
+     * workdir), for the archive tier. Called only while no sandbox runs on it. Never follows what the sandbox
+     * planted: directories and regular files keep their permission bits (setuid, setgid and sticky dropped),
+     * symbolic links are written as links with their target whatever it is, FIFOs, sockets and devices are left
+     * out, hard links become separate files. Does not close {@code tar}. Declare
+     * {@link DriverCapability#WORKSPACE_ARCHIVE}. Default: unsupported.
+     *
+     * @param workspace the location returned by {@link #createWorkspace}
+     * @param spec      the spec of the session that owns it
+     * @param tar       where the archive goes
+     * @throws java.io.IOException if writing to {@code tar} fails
+     * @throws dev.sandboxkit.SandboxUnsupportedException if this driver cannot export workdirs
+     */
+    default void exportWorkspace(String workspace, SandboxSpec spec, java.io.OutputStream tar)
+            throws java.io.IOException {
+        throw new dev.sandboxkit.SandboxUnsupportedException("the " + name() + " driver cannot archive workdirs");
+    }
+
+    /**
+     * Fills an empty workdir from a tar stream written by {@link #exportWorkspace} (of this or another host),
+     * everything given to the spec's sandbox user. The stream is untrusted: absolute names, {@code ..}, hard
+     * links, devices and FIFOs are refused, no entry is ever written through a link, and links are created as
+     * links whatever their target. Called only while no sandbox runs on {@code workspace}, on a workdir just
+     * created. Reads {@code tar} to its end and does not close it.
+     *
+     * @param workspace the location returned by {@link #createWorkspace}
+     * @param spec      the spec of the session that owns it
+     * @param tar       the archive
+     * @throws java.io.IOException if reading {@code tar} fails
+     * @throws dev.sandboxkit.SandboxFileException if the archive is malformed or holds a refused entry
+     * @throws dev.sandboxkit.SandboxUnsupportedException if this driver cannot import workdirs
+     */
+    default void importWorkspace(String workspace, SandboxSpec spec, java.io.InputStream tar)
+            throws java.io.IOException {
+        throw new dev.sandboxkit.SandboxUnsupportedException("the " + name() + " driver cannot archive workdirs");
+    }
+
+    /**
      * Lists snapshots whose labels include all of the given ones.
      *
      * @param labels label selector

@@ -505,6 +505,18 @@ public final class SessionRecord {
     }
 
     /**
+     * A copy with another workdir location (a workdir unpacked from the archive tier on another host).
+     *
+     * @param newWorkspace the location
+     * @return the copy
+     */
+    public SessionRecord withWorkspace(String newWorkspace) {
+        return new SessionRecord(sessionId, driver, state, sandboxId, Objects.requireNonNull(newWorkspace, "workspace"),
+                spec, specFingerprint, ephemeral, createdAt, lastActivity, sandboxStartedAt, owner, leaseExpiry, version,
+                attributes);
+    }
+
+    /**
      * A copy with another version; stores use it to return what they wrote.
      *
      * @param newVersion the version

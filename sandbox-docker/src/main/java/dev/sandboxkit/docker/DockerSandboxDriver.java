@@ -179,8 +179,8 @@ final class DockerSandboxDriver implements SandboxDriver {
     public Set<DriverCapability> capabilities() {
         return EnumSet.of(DriverCapability.STDIN, DriverCapability.KILL_PROCESS_GROUP, DriverCapability.STREAMING,
                 DriverCapability.HOST_WORKSPACE, DriverCapability.REAL_PROCESSES, DriverCapability.FILES,
-                DriverCapability.SNAPSHOTS, DriverCapability.PORT_FORWARD, DriverCapability.BACKGROUND_PROCESSES,
-                DriverCapability.TTY);
+                DriverCapability.SNAPSHOTS, DriverCapability.WORKSPACE_ARCHIVE, DriverCapability.PORT_FORWARD,
+                DriverCapability.BACKGROUND_PROCESSES, DriverCapability.TTY);
     }
 
     @Override
@@ -203,6 +203,19 @@ final class DockerSandboxDriver implements SandboxDriver {
     @Override
     public SandboxFiles files(String workspace, SandboxSpec spec, FileLimits limits) {
         return workspaces.files(workspace, spec, limits);
+    }
+
+    /** Walks the host directory through descriptors, links kept as links (see {@code HostFiles.exportTree}). */
+    @Override
+    public void exportWorkspace(String workspace, SandboxSpec spec, java.io.OutputStream tar)
+            throws java.io.IOException {
+        workspaces.export(workspace, spec, tar);
+    }
+
+    @Override
+    public void importWorkspace(String workspace, SandboxSpec spec, java.io.InputStream tar) {
+        requireEngineIds(workspaces.ids(spec));
+        workspaces.importInto(workspace, spec, tar);
     }
 
     /** Copies the workdir to {@code <root>/.snapshots/<id>} (see {@link HostSnapshots}). */

@@ -125,6 +125,11 @@ final class RecordingSandboxManager implements SandboxManager {
     }
 
     @Override
+    public int archiveIdle() {
+        return delegate.archiveIdle();
+    }
+
+    @Override
     public ManagerStats stats() {
         return delegate.stats();
     }

@@ -459,6 +459,40 @@ final class HostFiles implements SandboxFiles {
 
     @Override
     public UploadResult uploadTar(String directory, InputStream tar) {
+        return extract(directory, tar, false);
+    }
+
+    /**
+     * Writes the whole workdir as a tar stream with its symbolic links (as links, whatever their target) to
+     * {@code out}, for the archive tier. Walked as {@link #downloadTar} walks.
+     *
+     * @param out where the archive goes; not closed
+     * @throws IOException if writing fails
+     */
+    public void exportTree(java.io.OutputStream out) throws IOException {
+        try (TarDownload t = TarDownload.ofDirectory(openWorkdir(), "", limits, true)) {
+            t.transferTo(out);
+        }
+    }
+
+    /**
+     * Extracts an archive written by {@link #exportTree} into the workdir: as {@link #uploadTar}, except that
+     * links keep whatever target they had (they are never followed here, and inside the sandbox they resolve
+     * in its own filesystem) and files keep their permission bits (setuid, setgid and sticky dropped).
+     *
+     * @param tar the archive, read to its end and not closed
+     * @return what was extracted
+     */
+    public UploadResult importTree(InputStream tar) {
+        return extract("", tar, true);
+    }
+
+    /** A directory's permission bits, applied after the extraction. */
+    private record DirMode(String[] comps, int mode) {
+    }
+
+    private UploadResult extract(String directory, InputStream tar, boolean archive) {
+        List<DirMode> dirModes = new ArrayList<>();
         String[] base = split(directory);
         LinuxFs.closeQuietly(openDir(base, base.length, true));
         TarFormat.Reader reader = new TarFormat.Reader(tar);
@@ -479,6 +513,9 @@ final class HostFiles implements SandboxFiles {
                 switch (e.type()) {
                     case TarFormat.DIRECTORY -> {
                         LinuxFs.closeQuietly(openDir(comps, comps.length, true));
+                        if (archive && rel.length > 0) {
+                            dirModes.add(new DirMode(comps, e.mode() & 0777));
+                        }
                         dirs++;
                     }
                     case TarFormat.REGULAR, TarFormat.REGULAR_OLD, TarFormat.CONTIGUOUS -> {
@@ -494,7 +531,7 @@ final class HostFiles implements SandboxFiles {
                                 bytes += reader.copyContent(out);
                             }
                             // Only the executable bit survives: never setuid, setgid or sticky.
-                            own(temp, (e.mode() & 0111) != 0 ? EXEC_MODE : FILE_MODE);
+                            own(temp, archive ? e.mode() & 0777 : (e.mode() & 0111) != 0 ? EXEC_MODE : FILE_MODE);
                             place(temp, comps, path);
                         } finally {
                             staging.deleteQuietly(temp);
@@ -505,7 +542,9 @@ final class HostFiles implements SandboxFiles {
                         if (rel.length == 0) {
                             throw TarFormat.invalid("a link entry names the target directory itself");
                         }
-                        requireInside(e.link(), comps, shownName);
+                        if (!archive) {
+                            requireInside(e.link(), comps, shownName);
+                        }
                         Path temp = staging.newName();
                         try {
                             byte[] tempBytes = temp.toString().getBytes(PATH_CHARSET);
@@ -526,6 +565,16 @@ final class HostFiles implements SandboxFiles {
                     case TarFormat.FIFO -> throw TarFormat.invalid("entry '" + shownName + "' is a FIFO; not created");
                     default -> throw TarFormat.invalid("entry '" + shownName + "' has unsupported type '"
                             + (char) e.type() + "'");
+                }
+            }
+            // Deepest first, once everything is in: a 0555 directory could not have been filled.
+            for (int i = dirModes.size() - 1; i >= 0; i--) {
+                DirMode d = dirModes.get(i);
+                int fd = openDir(d.comps(), d.comps().length, false);
+                try {
+                    LinuxFs.chmod(fd, d.mode());
+                } finally {
+                    LinuxFs.closeQuietly(fd);
                 }
             }
         } catch (Errno e) {

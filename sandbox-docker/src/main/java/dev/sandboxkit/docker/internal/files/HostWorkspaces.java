@@ -106,6 +106,39 @@ public final class HostWorkspaces {
         return new HostFiles(dir.toString(), staging, ids.uid(), ids.gid(), jvmUid == 0, limits);
     }
 
+    /** No caps for the archive tier: the whole workdir goes, whatever the files API's limits. */
+    private static final FileLimits UNLIMITED = new FileLimits(Long.MAX_VALUE / 2, Integer.MAX_VALUE);
+
+    /**
+     * Writes a workdir as a tar stream with its links (see {@link HostFiles#exportTree}).
+     *
+     * @param location the workdir
+     * @param spec     the session's spec
+     * @param out      where the archive goes; not closed
+     * @throws java.io.IOException if writing fails
+     * @throws dev.sandboxkit.SandboxNotFoundException if the workdir is not on this host
+     */
+    public void export(String location, SandboxSpec spec, java.io.OutputStream out) throws java.io.IOException {
+        directChild(location);
+        if (!exists(location)) {
+            throw new dev.sandboxkit.SandboxNotFoundException("workdir " + location + " does not exist on this host");
+        }
+        new HostFiles(directChild(location).toString(), staging, ids(spec).uid(), ids(spec).gid(), jvmUid == 0,
+                UNLIMITED).exportTree(out);
+    }
+
+    /**
+     * Fills a workdir from an archive written by {@link #export} (see {@link HostFiles#importTree}).
+     *
+     * @param location the workdir, just created
+     * @param spec     the session's spec; its user owns what is written
+     * @param in       the archive, read to its end and not closed
+     */
+    public void importInto(String location, SandboxSpec spec, java.io.InputStream in) {
+        new HostFiles(directChild(location).toString(), staging, ids(spec).uid(), ids(spec).gid(), jvmUid == 0,
+                UNLIMITED).importTree(in);
+    }
+
     /**
      * The workspace root.
      *

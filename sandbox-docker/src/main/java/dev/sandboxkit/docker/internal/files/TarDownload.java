@@ -43,6 +43,8 @@ final class TarDownload extends InputStream {
 
     private final FileLimits limits;
     private final String root;
+    /** Whether symbolic links are written (as links, with their target): archives of a whole workdir. */
+    private final boolean links;
     private final Deque<Frame> stack = new ArrayDeque<>();
     private ByteBuffer pending = ByteBuffer.allocate(0);
     private FileChannel file;
@@ -53,14 +55,20 @@ final class TarDownload extends InputStream {
     private boolean finished;
     private boolean closed;
 
-    private TarDownload(FileLimits limits, String root) {
+    private TarDownload(FileLimits limits, String root, boolean links) {
         this.limits = limits;
         this.root = root;
+        this.links = links;
     }
 
     /** A tree: takes ownership of {@code dirFd}, a pinned directory. */
     static TarDownload ofDirectory(int dirFd, String path, FileLimits limits) {
-        TarDownload t = new TarDownload(limits, path);
+        return ofDirectory(dirFd, path, limits, false);
+    }
+
+    /** A tree, with its symbolic links when {@code links}: takes ownership of {@code dirFd}. */
+    static TarDownload ofDirectory(int dirFd, String path, FileLimits limits, boolean links) {
+        TarDownload t = new TarDownload(limits, path, links);
         try {
             t.stack.push(new Frame(dirFd, new byte[0], t.sortedNames(dirFd, path)));
         } catch (RuntimeException e) {
@@ -72,7 +80,7 @@ final class TarDownload extends InputStream {
 
     /** One file, already checked and reopened. */
     static TarDownload ofFile(FileChannel channel, byte[] name, Stat st, FileLimits limits) {
-        TarDownload t = new TarDownload(limits, HostFiles.text(name));
+        TarDownload t = new TarDownload(limits, HostFiles.text(name), false);
         t.entries = 1;
         t.startFile(channel, name, st);
         return t;
@@ -166,6 +174,16 @@ final class TarDownload extends InputStream {
         boolean keep = false;
         try {
             Stat st = LinuxFs.stat(fd);
+            if (links && st.isSymlink()) {
+                if (++entries > limits.maxEntries()) {
+                    throw HostFiles.tooMany("'" + root + "'", limits.maxEntries());
+                }
+                // Read from the parent by name, never resolved; the link is data, like a file's content.
+                byte[] target = LinuxFs.readlink(f.fd, name);
+                pending = ByteBuffer.wrap(TarFormat.header(entryName, TarFormat.SYMLINK, 0777, 0, st.uid(), st.gid(),
+                        st.mtimeSeconds(), target));
+                return true;
+            }
             if (!st.isRegular() && !st.isDirectory()) {
                 return false; // links, FIFOs, sockets, devices: left out, never opened
             }

@@ -166,6 +166,11 @@ public final class LazySandboxManager implements SandboxManager {
     }
 
     @Override
+    public int archiveIdle() {
+        return delegate().archiveIdle();
+    }
+
+    @Override
     public ManagerStats stats() {
         SandboxManager d = delegate;
         return d == null ? NOTHING : d.stats();
