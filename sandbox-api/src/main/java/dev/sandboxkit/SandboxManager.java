@@ -595,8 +595,8 @@ public interface SandboxManager extends AutoCloseable {
          * the local copy goes only after the store has confirmed the upload, so a crash at any point leaves the
          * workdir intact somewhere. Failures of the object store surface as retryable
          * {@link SandboxUnavailableException}s. Ephemeral sessions are never archived. Needs a driver with
-         * {@link dev.sandboxkit.spi.DriverCapability#WORKSPACE_ARCHIVE}; the pass runs on the scheduler (also on
-         * demand: {@link SandboxManager#archiveIdle()}). The manager does not close {@code store}. Packed files
+         * {@link dev.sandboxkit.spi.DriverCapability#WORKSPACE_ARCHIVE}; the pass runs on the scheduler at the
+         * orphan sweep's interval (also on demand: {@link SandboxManager#archiveIdle()}). The manager does not close {@code store}. Packed files
          * are spooled in {@code java.io.tmpdir}.
          *
          * @param store where archives go; every manager that may resume the sessions needs the same one

@@ -79,9 +79,9 @@ final class Archives {
         return store != null;
     }
 
-    /** How often the pass runs: often enough that a session is archived soon after its age. */
+    /** How often the pass runs: with the orphan sweep, a cheap read of the suspended sessions. */
     long passMillis(long reconcileMillis) {
-        return Math.max(10, Math.min(reconcileMillis, afterMillis / 4));
+        return Math.max(10, reconcileMillis);
     }
 
     static boolean isArchived(SessionRecord rec) {
