@@ -246,7 +246,8 @@ public interface SandboxManager extends AutoCloseable {
     /**
      * Runs one archive pass now (it also runs periodically when {@link Builder#archive} is set): every
      * suspended, non-ephemeral session idle for at least the configured age whose workdir is on this host is
-     * archived, one at a time, on the calling thread. Sessions busy in another call are left for the next pass.
+     * archived, one at a time, on the calling thread (waiting for a lifecycle step of that session, such as a
+     * start or a reap, to finish first).
      *
      * @return how many sessions were archived; 0 when the archive tier is off
      */

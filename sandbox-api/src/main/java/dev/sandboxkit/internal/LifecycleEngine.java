@@ -466,6 +466,12 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
                 removals.remove(old);
             }
         }
+        if (rec.state() == SessionState.SUSPENDED && rec.owner() != null && !instanceId.equals(rec.owner())
+                && !rec.leaseExpired(now)) {
+            // Another live manager is starting it (a new session, or one it just brought back from the archive).
+            throw new SandboxAcquireException("session " + rec.sessionId() + " is being started by live manager "
+                    + rec.owner() + " (lease until " + rec.leaseExpiry() + "); try again in a moment", null, true);
+        }
         long t0 = System.nanoTime();
         Map<String, Duration> phases = new LinkedHashMap<>();
         if (Archives.isArchived(rec)) {
@@ -1258,9 +1264,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
                 break;
             }
             SessionEntry e = sessions.entry(sessionId);
-            if (!tryLock(e)) {
-                continue; // busy in a call: the next pass looks again
-            }
+            lock(e); // lifecycle steps are short (a start, a reap): wait rather than skip
             try (MDC.MDCCloseable ignored = MDC.putCloseable(MDC_SESSION, sessionId)) {
                 if (!e.isActive() && !e.isGone() && archives.archive(sessionId)) {
                     archived++;

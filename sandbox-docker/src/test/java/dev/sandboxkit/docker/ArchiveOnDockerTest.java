@@ -180,6 +180,46 @@ class ArchiveOnDockerTest {
     }
 
     @Test
+    @DisplayName("two managers resuming one archived session at once: one restores it, the other gets a retryable error")
+    void concurrentResumes() throws Exception {
+        run(a.acquire("arch-race", spec()), "echo once > /workspace/f");
+        suspend(a, "arch-race");
+        clock.advance(AGE);
+        assertThat(a.archiveIdle()).isEqualTo(1);
+        events.clear();
+
+        java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try {
+            List<java.util.concurrent.Future<Sandbox>> results = new java.util.ArrayList<>();
+            for (SandboxManager m : List.of(a, b)) {
+                results.add(pool.submit(() -> {
+                    start.await();
+                    return m.acquire("arch-race", spec());
+                }));
+            }
+            List<Sandbox> won = new java.util.ArrayList<>();
+            for (var r : results) {
+                try {
+                    won.add(r.get(2, TimeUnit.MINUTES));
+                } catch (java.util.concurrent.ExecutionException e) {
+                    assertThat(e.getCause()).isInstanceOf(dev.sandboxkit.SandboxAcquireException.class);
+                    assertThat(((dev.sandboxkit.SandboxException) e.getCause()).isRetryable()).isTrue();
+                }
+            }
+            assertThat(won).hasSize(1);
+            assertThat(run(won.get(0), "cat /workspace/f")).isEqualTo("once\n");
+            assertThat(events.stream().filter(SandboxEvent.Resumed.class::isInstance)
+                    .map(SandboxEvent.Resumed.class::cast)
+                    .filter(e -> e.phases().containsKey("archive-restore"))).hasSize(1);
+            assertThat(archived()).isEmpty();
+            won.get(0).destroy(); // from the winner: the workdir is on its host now
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
     @DisplayName("the files API and snapshots of an archived session bring its workdir back first")
     void filesOfAnArchivedSession() throws Exception {
         run(a.acquire("arch-files", spec()), "echo kept > /workspace/note");
