@@ -130,6 +130,30 @@ public interface SandboxProcess extends AutoCloseable {
     void closeStdin();
 
     /**
+     * Whether the process runs on a pseudo-terminal (it was started with {@link ExecRequest#withTty}). Read from
+     * the sandbox, so a reattached handle knows it too.
+     *
+     * @return {@code true} if it has a terminal; {@code false} without one, or once it is lost or removed
+     * @throws SandboxExecException if the sandbox's answer could not be read
+     */
+    default boolean hasTerminal() {
+        return false;
+    }
+
+    /**
+     * Resizes the process's terminal: sets the window size of its pty in the sandbox, so its foreground program
+     * gets {@code SIGWINCH} and {@code stty size} reports the new size. Ignored once the process ended. Any
+     * handle may resize, as for {@link #signal}.
+     *
+     * @param size the new size
+     * @throws SandboxExecException        if the process is lost or removed, or the sandbox refused the resize
+     * @throws SandboxUnsupportedException if the process has no terminal
+     */
+    default void resize(TerminalSize size) {
+        throw new SandboxUnsupportedException("this process handle cannot resize a terminal");
+    }
+
+    /**
      * Kills what is left of the process (its whole group) and deletes what the sandbox kept of it, output included.
      * Afterwards every handle reports it {@link ProcessStatus.State#LOST}. Idempotent.
      */
