@@ -14,6 +14,12 @@ import java.time.Duration;
  * process. The id names the container the process runs in: once that container is gone (reaped, destroyed, or
  * replaced on resume), every handle reports {@link ProcessStatus.State#LOST}, never {@code RUNNING}.
  *
+ * <p><b>On a terminal.</b> Started with {@link ExecRequest#withTty}, the command runs under {@code script(1)} in the
+ * container, which holds the pseudo-terminal there: the same state, window and reattach apply, the terminal's
+ * output (stderr merged) is the {@link ExecStream#STDOUT} stream, and any handle can {@link #resize} it. The image
+ * needs {@code script} (util-linux's, or BusyBox's applet) and {@code stty}; without them the start throws
+ * {@link SandboxUnsupportedException}.
+ *
  * <p><b>Activity.</b> A running process started with {@link ProcessOptions#countsAsActivity()} (the default)
  * holds off the idle TTL. Reading it does not: {@link #status()}, {@link #output}, {@link #follow} and
  * {@link #waitFor} only observe. Through the owning manager's handles, {@link #writeStdin}, {@link #closeStdin},

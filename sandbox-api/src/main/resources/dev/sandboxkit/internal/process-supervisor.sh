@@ -64,7 +64,13 @@ echo $? >"$d/rc"'
     script -q -f -c "$inner" /dev/null <"$d/in" >"$d/o" 2>"$d/e"
   fi
   rc=$?
-  [ -s "$d/rc" ] && read -r rc <"$d/rc"
+  if [ -s "$d/rc" ]; then
+    read -r rc <"$d/rc"
+  elif [ "$mode" != util ] && [ -s "$d/sig" ]; then
+    # busybox: the command and its shell died of the signal sent, before writing "rc".
+    read -r rc <"$d/sig"
+    rc=$((128 + rc))
+  fi
 else
   setsid sh -c 'echo $$ >"$1/pid.t" && mv "$1/pid.t" "$1/pid"; shift; exec "$@"' sh "$d" "$@" \
     <"$d/in" >"$d/o" 2>"$d/e"

@@ -97,15 +97,7 @@ class ProcessReattachTest {
         assertThat(there.kill()).isTrue();
         assertThat(there.waitFor(Duration.ofSeconds(20))).isEqualTo(ProcessStatus.signaled(9));
         assertThat(sandbox.process(id).status()).isEqualTo(ProcessStatus.signaled(9));
-        String ps = "";
-        for (int i = 0; i < 100; i++) {
-            ps = sandbox.exec(ExecRequest.of("ps", "-o", "pid,args")).stdout();
-            if (!ps.contains("sandboxkit-proc") && !ps.contains("while true")) {
-                break;
-            }
-            Thread.sleep(50);
-        }
-        assertThat(ps).doesNotContain("sandboxkit-proc", "while true", "999999999");
+        assertThat(psOnceGone(sandbox, "sandboxkit-proc", "while true")).doesNotContain("999999999");
 
         SandboxProcess second = sandbox.start(ExecRequest.shell(COUNTER));
         SandboxProcess secondOnB = b.process("proc-shared", second.id());
@@ -136,15 +128,22 @@ class ProcessReattachTest {
         assertThat(there.kill()).isTrue();
         assertThat(there.waitFor(Duration.ofSeconds(20))).isEqualTo(ProcessStatus.signaled(9));
         assertThat(sandbox.process(id).status()).isEqualTo(ProcessStatus.signaled(9));
+        assertThat(psOnceGone(sandbox, "sandboxkit-proc", "stty size")).doesNotContain("script ");
+    }
+
+    /** The sandbox's {@code ps} once none of the markers shows (asserted), waiting up to 5 s for them to go. */
+    private static String psOnceGone(Sandbox sandbox, String... markers) throws InterruptedException {
         String ps = "";
         for (int i = 0; i < 100; i++) {
-            ps = sandbox.exec(ExecRequest.of("ps", "-o", "pid,args")).stdout();
-            if (!ps.contains("sandboxkit-proc") && !ps.contains("stty size")) {
+            String now = sandbox.exec(ExecRequest.of("ps", "-o", "pid,args")).stdout();
+            ps = now;
+            if (java.util.Arrays.stream(markers).noneMatch(now::contains)) {
                 break;
             }
             Thread.sleep(50);
         }
-        assertThat(ps).doesNotContain("sandboxkit-proc", "stty size", "script ");
+        assertThat(ps).doesNotContain(markers);
+        return ps;
     }
 
     private static String awaitText(SandboxProcess p, String expected) throws InterruptedException {
