@@ -38,6 +38,9 @@ import java.util.regex.Pattern;
  * else in the store, so that another manager or JVM can read, signal and feed a process while the owner lives.
  * Hence only the owner starts processes, and it knows which of its containers have any: the reaper asks the
  * container ({@link #holdsOffReap}) only for those.
+ *
+ * <p>A process on a terminal runs under the container's {@code script(1)}, which holds the pty master there (no
+ * agent outside could, and an engine exec cannot be reattached); a resize is an exec setting the slave's size.
  */
 final class ProcessSupport {
     static final String OPS = ManagedShellSession.resource("process.sh");
@@ -90,7 +93,7 @@ final class ProcessSupport {
                 .withTimeout(OP_TIMEOUT).withOutputLimit(64 * 1024);
         e.processContainer = sandboxId;
         ExecResult r = ctx.driver().exec(sandboxId, ContainerSetup.withEnvironment(e.execEnv, start));
-        if (r.termination() == ExecResult.Termination.EXITED && r.exitCode() == 6) {
+        if (request.tty() != null && r.termination() == ExecResult.Termination.EXITED && r.exitCode() == 6) {
             // process.sh: the image lacks script(1) or stty for a terminal.
             throw new dev.sandboxkit.SandboxUnsupportedException("session " + e.sessionId + ": " + r.stderr().strip());
         }
