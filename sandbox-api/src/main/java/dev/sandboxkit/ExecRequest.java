@@ -281,7 +281,8 @@ public final class ExecRequest {
      * echoed, and the terminal never sees an end of file (a program reading to EOF needs a Ctrl-D, {@code 0x04},
      * at the start of a line). The exec counts and ends as any other: exit code, timeout, kill on destroy.
      * For a terminal that stays open for input, resize and output as it comes, pass the request to
-     * {@link Sandbox#terminal(ExecRequest)}. Drivers declare support with
+     * {@link Sandbox#terminal(ExecRequest)}; for one that outlives the caller and can be reattached, to
+     * {@link Sandbox#start(ExecRequest, ProcessOptions)}. Drivers declare support for exec terminals with
      * {@link dev.sandboxkit.spi.DriverCapability#TTY}.
      *
      * @param size the terminal's size, or {@code null} for no terminal

@@ -135,16 +135,25 @@ public interface Sandbox extends AutoCloseable {
      * use {@link SandboxProcess#follow}. A command that cannot run is reported like an exec's: the process ends at
      * once with exit code 127 or 126.
      *
+     * <p>With a terminal ({@link ExecRequest#withTty}) the process runs on a pseudo-terminal of that size, held
+     * inside the container by {@code script(1)} (util-linux's, or BusyBox's applet) under the supervisor, so it
+     * keeps everything above: its state in the container, reattach from anywhere, the bounded window, group kill.
+     * Its output (stderr merged, with the terminal's {@code \r\n} and echo of what is typed) is the
+     * {@link ExecStream#STDOUT} stream; {@link ExecStream#STDERR} carries only {@code script}'s own errors. Stdin
+     * bytes are typed at the terminal; {@link SandboxProcess#closeStdin} sends it an end of file.
+     * {@link SandboxProcess#resize} changes its size. The image needs {@code script} and {@code stty}.
+     *
      * @param request what to run
      * @param options how to run it
      * @return the handle
-     * @throws IllegalArgumentException    if the request has a listener, or a terminal ({@link ExecRequest#tty()}):
-     *                                     a background process has no terminal yet; use {@link #terminal}
+     * @throws IllegalArgumentException    if the request has a listener
      * @throws SandboxNotFoundException    if the session was destroyed or released (ephemeral)
      * @throws SandboxExecException        if the sandbox cannot run background processes (it needs {@code /bin/sh},
      *                                     {@code setsid}, {@code mkfifo}, {@code dd} and a writable {@code /tmp} or
      *                                     {@code /dev/shm}; BusyBox has them all)
-     * @throws SandboxUnsupportedException if the driver does not support background processes
+     * @throws SandboxUnsupportedException if the driver does not support background processes, or the request
+     *                                     asks for a terminal and the image has no {@code script} (or no
+     *                                     {@code stty}): the message says which
      * @throws SandboxUnavailableException if the backend cannot be reached (retryable)
      */
     SandboxProcess start(ExecRequest request, ProcessOptions options);

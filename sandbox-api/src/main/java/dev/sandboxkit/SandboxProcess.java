@@ -14,6 +14,12 @@ import java.time.Duration;
  * process. The id names the container the process runs in: once that container is gone (reaped, destroyed, or
  * replaced on resume), every handle reports {@link ProcessStatus.State#LOST}, never {@code RUNNING}.
  *
+ * <p><b>On a terminal.</b> Started with {@link ExecRequest#withTty}, the command runs under {@code script(1)} in the
+ * container, which holds the pseudo-terminal there: the same state, window and reattach apply, the terminal's
+ * output (stderr merged) is the {@link ExecStream#STDOUT} stream, and any handle can {@link #resize} it. The image
+ * needs {@code script} (util-linux's, or BusyBox's applet) and {@code stty}; without them the start throws
+ * {@link SandboxUnsupportedException}.
+ *
  * <p><b>Activity.</b> A running process started with {@link ProcessOptions#countsAsActivity()} (the default)
  * holds off the idle TTL. Reading it does not: {@link #status()}, {@link #output}, {@link #follow} and
  * {@link #waitFor} only observe. Through the owning manager's handles, {@link #writeStdin}, {@link #closeStdin},
@@ -128,6 +134,30 @@ public interface SandboxProcess extends AutoCloseable {
      * Closes the process's stdin: it reads EOF once it has read what was written. Idempotent.
      */
     void closeStdin();
+
+    /**
+     * Whether the process runs on a pseudo-terminal (it was started with {@link ExecRequest#withTty}). Read from
+     * the sandbox, so a reattached handle knows it too.
+     *
+     * @return {@code true} if it has a terminal; {@code false} without one, or once it is lost or removed
+     * @throws SandboxExecException if the sandbox's answer could not be read
+     */
+    default boolean hasTerminal() {
+        return false;
+    }
+
+    /**
+     * Resizes the process's terminal: sets the window size of its pty in the sandbox, so its foreground program
+     * gets {@code SIGWINCH} and {@code stty size} reports the new size. Ignored once the process ended. Any
+     * handle may resize, as for {@link #signal}.
+     *
+     * @param size the new size
+     * @throws SandboxExecException        if the process is lost or removed, or the sandbox refused the resize
+     * @throws SandboxUnsupportedException if the process has no terminal
+     */
+    default void resize(TerminalSize size) {
+        throw new SandboxUnsupportedException("this process handle cannot resize a terminal");
+    }
 
     /**
      * Kills what is left of the process (its whole group) and deletes what the sandbox kept of it, output included.

@@ -8,6 +8,8 @@ import dev.sandboxkit.ProcessOutput;
 import dev.sandboxkit.ProcessStatus;
 import dev.sandboxkit.SandboxExecException;
 import dev.sandboxkit.SandboxProcess;
+import dev.sandboxkit.SandboxUnsupportedException;
+import dev.sandboxkit.TerminalSize;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -201,6 +203,37 @@ final class ManagedProcess implements SandboxProcess {
     @Override
     public void closeStdin() {
         call(true, NO_STDIN, ProcessSupport.OP_TIMEOUT, "close", id);
+    }
+
+    @Override
+    public boolean hasTerminal() {
+        ProcessSupport.Answer a = call(false, NO_STDIN, ProcessSupport.OP_TIMEOUT, "tty", id);
+        if (a.lost() != null) {
+            return false;
+        }
+        String answer = lastLine(a.result().stdout());
+        return answer.startsWith("/") || answer.equals("starting");
+    }
+
+    @Override
+    public void resize(TerminalSize size) {
+        Objects.requireNonNull(size, "size");
+        ProcessSupport.Answer a = call(true, NO_STDIN, ProcessSupport.OP_TIMEOUT, "resize", id,
+                Integer.toString(size.columns()), Integer.toString(size.rows()));
+        if (a.lost() != null) {
+            throw new SandboxExecException("cannot resize background process " + id + ": it is lost (" + a.lost()
+                    + ")");
+        }
+        String answer = lastLine(a.result().stdout());
+        if (answer.equals("ok") || answer.startsWith("ended ")) {
+            return;
+        }
+        if (answer.equals("notty")) {
+            throw new SandboxUnsupportedException("background process " + id + " has no terminal (start it with "
+                    + "ExecRequest.withTty to resize it)");
+        }
+        throw new SandboxExecException("cannot resize background process " + id + ": " + (answer.equals("none")
+                ? "it no longer exists in the sandbox" : "the sandbox refused (" + a.result() + ")"));
     }
 
     @Override

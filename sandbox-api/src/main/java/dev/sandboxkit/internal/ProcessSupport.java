@@ -38,6 +38,9 @@ import java.util.regex.Pattern;
  * else in the store, so that another manager or JVM can read, signal and feed a process while the owner lives.
  * Hence only the owner starts processes, and it knows which of its containers have any: the reaper asks the
  * container ({@link #holdsOffReap}) only for those.
+ *
+ * <p>A process on a terminal runs under the container's {@code script(1)}, which holds the pty master there (no
+ * agent outside could, and an engine exec cannot be reattached); a resize is an exec setting the slave's size.
  */
 final class ProcessSupport {
     static final String OPS = ManagedShellSession.resource("process.sh");
@@ -73,10 +76,6 @@ final class ProcessSupport {
         if (request.listener() != null) {
             throw new IllegalArgumentException("a background process takes no listener: use SandboxProcess.follow");
         }
-        if (request.tty() != null) {
-            // Its output lives in the container, where no one could read a terminal's other side: refused, not dropped.
-            throw new IllegalArgumentException("a background process cannot run on a terminal: use Sandbox.terminal");
-        }
         if (!ctx.driver().capabilities().contains(DriverCapability.BACKGROUND_PROCESSES)) {
             throw new dev.sandboxkit.SandboxUnsupportedException("driver '" + ctx.driver().name() + "' does not support background "
                     + "processes (it does not declare BACKGROUND_PROCESSES)");
@@ -87,12 +86,17 @@ final class ProcessSupport {
                 : Math.max(1, (request.timeout().toMillis() + 999) / 1000);
         List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", OPS, "sh", "start", id,
                 Integer.toString(options.retainedBytes() / 4), Long.toString(timeout),
-                options.countsAsActivity() ? "1" : "0", SUPERVISOR));
+                options.countsAsActivity() ? "1" : "0", SUPERVISOR,
+                request.tty() == null ? "-" : request.tty().columns() + "x" + request.tty().rows()));
         argv.addAll(request.command());
         ExecRequest start = ExecRequest.of(argv).withEnv(request.env()).withWorkingDir(request.workingDir())
                 .withTimeout(OP_TIMEOUT).withOutputLimit(64 * 1024);
         e.processContainer = sandboxId;
         ExecResult r = ctx.driver().exec(sandboxId, ContainerSetup.withEnvironment(e.execEnv, start));
+        if (request.tty() != null && r.termination() == ExecResult.Termination.EXITED && r.exitCode() == 6) {
+            // process.sh: the image lacks script(1) or stty for a terminal.
+            throw new dev.sandboxkit.SandboxUnsupportedException("session " + e.sessionId + ": " + r.stderr().strip());
+        }
         if ((!r.isSuccess() || !r.stdout().startsWith("started ")) && !startedAnyway(sandboxId, id, r)) {
             String why = r.exitCode() == 126 || r.exitCode() == 127 ? "background processes need /bin/sh in the image"
                     : r.stderr().strip();

@@ -29,9 +29,53 @@ if [ "$tmo" -gt 0 ]; then
   ( sleep "$tmo" & echo $! >"$d/timer"; wait
     if [ ! -s "$d/exit" ] && [ -s "$d/pid" ]; then echo 9 >"$d/sig"; kill -9 "-$(cat "$d/pid")"; fi ) 2>/dev/null &
 fi
-setsid sh -c 'echo $$ >"$1/pid.t" && mv "$1/pid.t" "$1/pid"; shift; exec "$@"' sh "$d" "$@" \
-  <"$d/in" >"$d/o" 2>"$d/e"
-rc=$?
+if [ -s "$d/tty" ]; then
+  # On a terminal: script(1) holds the pty master here, in the container (no one outside could), copies stdin
+  # from the FIFO to it and its output (stderr merged, as a terminal does) to "o"; "e" gets only script's own
+  # errors. script takes one command string for $SHELL -c, so the argv goes through the environment, and the
+  # inner shell rebuilds it. The command's child of script leads a new session: its pid is its group.
+  read -r cols rows mode <"$d/tty"
+  n=0
+  for a in "$@"; do
+    export "SANDBOXKIT_A$n=$a"
+    n=$((n + 1))
+  done
+  export SANDBOXKIT_N=$n SANDBOXKIT_D="$d" SANDBOXKIT_SZ="cols $cols rows $rows" SANDBOXKIT_SH="${SHELL-}" \
+    SANDBOXKIT_HASSH="${SHELL+1}" SANDBOXKIT_MODE="$mode"
+  SHELL=/bin/sh
+  export SHELL
+  inner='d=$SANDBOXKIT_D
+stty $SANDBOXKIT_SZ
+tty >"$d/pts.t" && mv "$d/pts.t" "$d/pts"
+set --
+i=0
+while [ "$i" -lt "$SANDBOXKIT_N" ]; do eval "set -- \"\$@\" \"\$SANDBOXKIT_A$i\""; unset "SANDBOXKIT_A$i"; i=$((i + 1)); done
+if [ -n "$SANDBOXKIT_HASSH" ]; then SHELL=$SANDBOXKIT_SH; else unset SHELL; fi
+m=$SANDBOXKIT_MODE
+unset SANDBOXKIT_N SANDBOXKIT_D SANDBOXKIT_SZ SANDBOXKIT_SH SANDBOXKIT_HASSH SANDBOXKIT_MODE
+echo $$ >"$d/pid.t" && mv "$d/pid.t" "$d/pid"
+[ "$m" = util ] && exec "$@"
+"$@"
+echo $? >"$d/rc"'
+  # util-linux script -e returns the command's status (128+n for a signal); busybox's has no -e: "rc" has it.
+  if [ "$mode" = util ]; then
+    script -q -f -e -c "$inner" /dev/null <"$d/in" >"$d/o" 2>"$d/e"
+  else
+    script -q -f -c "$inner" /dev/null <"$d/in" >"$d/o" 2>"$d/e"
+  fi
+  rc=$?
+  if [ -s "$d/rc" ]; then
+    read -r rc <"$d/rc"
+  elif [ "$mode" != util ] && [ -s "$d/sig" ]; then
+    # busybox: the command and its shell died of the signal sent, before writing "rc".
+    read -r rc <"$d/sig"
+    rc=$((128 + rc))
+  fi
+else
+  setsid sh -c 'echo $$ >"$1/pid.t" && mv "$1/pid.t" "$1/pid"; shift; exec "$@"' sh "$d" "$@" \
+    <"$d/in" >"$d/o" 2>"$d/e"
+  rc=$?
+fi
 # A shell reports a signal as 128+n, like an exit code; only a signal sent through the API is taken as one.
 s=
 [ -s "$d/sig" ] && read -r s <"$d/sig"

@@ -3,7 +3,9 @@
 # manager or JVM reaches it the same way. Layout: sup and pid (the supervisor's and the command's pid; the
 # command leads its own process group), exit ("exited N" or "signaled N"), sig (the last signal sent through
 # the API), holder (keeps the stdin FIFO "in" open), counts (present: the process counts as activity),
-# seg (segment size), out/ and err/ (segments named by start offset) with out.done and err.done, log.
+# seg (segment size), out/ and err/ (segments named by start offset) with out.done and err.done, log; on a
+# terminal also tty ("<cols> <rows> <util|busybox>": the size asked for and which script(1) runs it) and pts
+# (the path of its pty slave, where a resize sets the window size).
 op=$1
 shift
 # Sets d to the process's directory; fails if this container has none.
@@ -29,10 +31,10 @@ state() {
 }
 case $op in
 start)
-  # $1 id, $2 segment bytes, $3 timeout seconds, $4 1 if it counts as activity, $5 the supervisor, then argv.
-  # Prints "started <pid>" once the command runs.
-  id=$1 seg=$2 tmo=$3 act=$4 sup=$5
-  shift 5
+  # $1 id, $2 segment bytes, $3 timeout seconds, $4 1 if it counts as activity, $5 the supervisor, $6 the
+  # terminal's size "<cols>x<rows>" or "-" for none, then argv. Prints "started <pid>" once the command runs.
+  id=$1 seg=$2 tmo=$3 act=$4 sup=$5 tty=$6
+  shift 6
   d=
   for b in /tmp /dev/shm; do
     if [ -d "$b" ] && [ -w "$b" ] && mkdir -p "$b/.sandboxkit/proc" 2>/dev/null \
@@ -45,6 +47,16 @@ start)
   for c in setsid mkfifo dd; do
     command -v "$c" >/dev/null 2>&1 || { echo "sandboxkit: background processes need $c" >&2; rm -rf "$d"; exit 4; }
   done
+  if [ "$tty" != - ]; then
+    # Exit 6: the image lacks what a terminal needs (the engine reports it as unsupported).
+    mode=
+    if command -v script >/dev/null 2>&1; then
+      case $(script -V 2>&1) in *util-linux*) mode=util ;; *) mode=busybox ;; esac
+    fi
+    [ -n "$mode" ] || { echo "sandboxkit: a background process on a terminal needs script(1) (util-linux, or the busybox applet) in the image, and this image has none" >&2; rm -rf "$d"; exit 6; }
+    command -v stty >/dev/null 2>&1 || { echo "sandboxkit: a background process on a terminal needs stty in the image" >&2; rm -rf "$d"; exit 6; }
+    echo "${tty%x*} ${tty#*x} $mode" >"$d/tty"
+  fi
   mkdir "$d/out" "$d/err" && mkfifo "$d/in" "$d/o" "$d/e" && echo "$seg" >"$d/seg" || exit 3
   [ "$act" = 1 ] && : >"$d/counts"
   # The command channel's timeout kill finds its commands by this variable; the process must outlive the exec.
@@ -108,6 +120,20 @@ signal)
   state
   [ "$st" = running ] && echo "$2" >"$d/sig"
   if kill -"$2" "-$p" 2>/dev/null; then echo "sent $st"; else echo "nogroup $st"; fi
+  ;;
+resize)
+  # $1 id, $2 columns, $3 rows: sets the window size of the process's pty slave; the kernel sends SIGWINCH to
+  # the terminal's foreground process group.
+  at "$1" || { echo none; exit 0; }
+  [ -s "$d/tty" ] || { echo notty; exit 0; }
+  state
+  [ "$st" = running ] || { echo "ended $st"; exit 0; }
+  [ -s "$d/pts" ] && read -r pts <"$d/pts" && stty -F "$pts" cols "$2" rows "$3" && echo ok
+  ;;
+tty)
+  # Prints the path of the process's pty slave, "notty" without a terminal, or "none".
+  at "$1" || { echo none; exit 0; }
+  if [ -s "$d/tty" ]; then if [ -s "$d/pts" ]; then cat "$d/pts"; else echo starting; fi; else echo notty; fi
   ;;
 write)
   at "$1" || { echo none; exit 0; }

@@ -34,6 +34,9 @@ import java.util.stream.Stream;
  */
 final class DockerTestSupport {
     static final String IMAGE = System.getProperty("sandboxkit.test.image", "sandboxkit-test:latest");
+    /** The test image plus util-linux script(1): background processes on a terminal need it. */
+    static final String SCRIPT_IMAGE = System.getProperty("sandboxkit.test.scriptImage",
+            "sandboxkit-test-script:latest");
     private static String engineProblem;
     private static boolean checked;
 
@@ -55,6 +58,20 @@ final class DockerTestSupport {
         }
         Assertions.fail("Docker engine needed by these tests is not usable: " + engineProblem
                 + ". Start it, or pass -Dsandboxkit.skipDockerTests=true to skip (not honoured when CI=true).");
+    }
+
+    /** As {@link #requireEngine}, and fails (or skips, when allowed) unless {@link #SCRIPT_IMAGE} exists. */
+    static void requireScriptImage() {
+        requireEngine();
+        try (DockerClient docker = dockerClient()) {
+            docker.inspectImageCmd(SCRIPT_IMAGE).exec();
+        } catch (IOException | RuntimeException e) {
+            String problem = "test image " + SCRIPT_IMAGE + " is missing (scripts/build-test-images.sh builds it): " + e;
+            if (Boolean.getBoolean("sandboxkit.skipDockerTests") && !"true".equals(System.getenv("CI"))) {
+                Assumptions.abort("skipped (-Dsandboxkit.skipDockerTests=true): " + problem);
+            }
+            Assertions.fail(problem);
+        }
     }
 
     /**

@@ -364,6 +364,46 @@ class KubernetesExecMockTest {
         assertThat(r.termination()).isEqualTo(Termination.EXITED);
     }
 
+    /**
+     * A resize after the start goes on channel 4 of the open exec. Every client frame is scripted (the mock closes
+     * with 1002 on anything else): the initial size, then the new one; the output answering each proves the order.
+     */
+    @Test
+    @Timeout(60)
+    void terminalResizedAfterItStartedSendsTheNewSizeOnTheResizeChannel() throws Exception {
+        ExecRequest request = ExecRequest.of("sh").withTty(TerminalSize.of(80, 24));
+        server.expect().get().withPath(ttyPath("id1", request)).andUpgradeToWebSocket().open()
+                .expect(resizeFrame(80, 24)).andEmit(new OutputStreamMessage("24 80\r\n")).once()
+                .expect(resizeFrame(132, 43)).andEmit(new OutputStreamMessage("43 132\r\n")).once()
+                .expectSentWebSocketMessage(frameText(new OutputStreamMessage("43 132\r\n")))
+                .andEmit(new StatusStreamMessage(0)).once()
+                .done().once();
+
+        try (dev.sandboxkit.spi.TerminalConnection t = driver.openTerminal(pod, request)) {
+            java.io.InputStream out = t.output();
+            StringBuilder seen = new StringBuilder();
+            readUntil(out, seen, "24 80\r\n");
+            t.resize(TerminalSize.of(132, 43));
+            readUntil(out, seen, "43 132\r\n");
+
+            assertThat(seen.toString()).isEqualTo("24 80\r\n43 132\r\n");
+            ExecResult r = t.waitFor(Duration.ofSeconds(20)).orElseThrow();
+            assertThat(r.exitCode()).isZero();
+            assertThat(r.termination()).isEqualTo(Termination.EXITED);
+        }
+    }
+
+    private static void readUntil(java.io.InputStream in, StringBuilder seen, String expected) throws Exception {
+        byte[] buf = new byte[256];
+        while (!seen.toString().endsWith(expected)) {
+            int n = in.read(buf);
+            if (n < 0) {
+                throw new AssertionError("the output ended before '" + expected + "': " + seen);
+            }
+            seen.append(new String(buf, 0, n, StandardCharsets.UTF_8));
+        }
+    }
+
     @Test
     void terminalRefusesPerExecEnvWhichAnEchoingStdinWouldShow() {
         ExecRequest request = ExecRequest.of("sh").withEnv("TOKEN", "s3cr3t").withTty(TerminalSize.of(80, 24));

@@ -22,6 +22,10 @@ import java.util.Map;
 final class Docker {
     static final String IMAGE = System.getProperty("sandboxkit.test.image", "sandboxkit-test:latest");
     static final SandboxSpec SPEC = SandboxSpec.builder().image(IMAGE).pullPolicy(PullPolicy.NEVER).build();
+    /** The test image plus util-linux script(1), built by scripts/build-test-images.sh: background terminals. */
+    static final SandboxSpec SCRIPT_SPEC = SandboxSpec.builder()
+            .image(System.getProperty("sandboxkit.test.scriptImage", "sandboxkit-test-script:latest"))
+            .pullPolicy(PullPolicy.NEVER).build();
     private static String problem;
     private static boolean checked;
 

@@ -8,6 +8,7 @@ import dev.sandboxkit.Sandbox;
 import dev.sandboxkit.SandboxAcquireException;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxProcess;
+import dev.sandboxkit.TerminalSize;
 import dev.sandboxkit.spi.SandboxDriver;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -96,15 +97,7 @@ class ProcessReattachTest {
         assertThat(there.kill()).isTrue();
         assertThat(there.waitFor(Duration.ofSeconds(20))).isEqualTo(ProcessStatus.signaled(9));
         assertThat(sandbox.process(id).status()).isEqualTo(ProcessStatus.signaled(9));
-        String ps = "";
-        for (int i = 0; i < 100; i++) {
-            ps = sandbox.exec(ExecRequest.of("ps", "-o", "pid,args")).stdout();
-            if (!ps.contains("sandboxkit-proc") && !ps.contains("while true")) {
-                break;
-            }
-            Thread.sleep(50);
-        }
-        assertThat(ps).doesNotContain("sandboxkit-proc", "while true", "999999999");
+        assertThat(psOnceGone(sandbox, "sandboxkit-proc", "while true")).doesNotContain("999999999");
 
         SandboxProcess second = sandbox.start(ExecRequest.shell(COUNTER));
         SandboxProcess secondOnB = b.process("proc-shared", second.id());
@@ -113,6 +106,56 @@ class ProcessReattachTest {
         ProcessStatus lost = secondOnB.status();
         assertThat(lost.state()).isEqualTo(ProcessStatus.State.LOST);
         assertThat(lost.reason()).contains("suspended");
+    }
+
+    @Test
+    @DisplayName("a process on a terminal started on A: B reattaches, reads the pty's output, resizes and kills it")
+    void terminalReattachedFromSecondManager() throws Exception {
+        SandboxManager a = manager("pty-a-" + fleet);
+        Sandbox sandbox = a.acquire("pty-shared", Docker.SCRIPT_SPEC); // fails if the script image is missing
+        SandboxProcess started = sandbox.start(ExecRequest.shell("tty; while :; do stty size; sleep 0.1; done")
+                .withTty(TerminalSize.of(81, 25)));
+        String id = started.id();
+        awaitText(started, "25 81\r\n");
+        started.close();
+
+        SandboxManager b = manager("pty-b-" + fleet);
+        SandboxProcess there = b.process("pty-shared", id);
+        assertThat(there.hasTerminal()).isTrue();
+        assertThat(there.output(ExecStream.STDOUT, 0, 100).text()).startsWith("/dev/pts/");
+        there.resize(TerminalSize.of(120, 50));
+        assertThat(awaitText(there, "50 120\r\n")).startsWith("/dev/pts/");
+        assertThat(there.kill()).isTrue();
+        assertThat(there.waitFor(Duration.ofSeconds(20))).isEqualTo(ProcessStatus.signaled(9));
+        assertThat(sandbox.process(id).status()).isEqualTo(ProcessStatus.signaled(9));
+        assertThat(psOnceGone(sandbox, "sandboxkit-proc", "stty size")).doesNotContain("script ");
+    }
+
+    /** The sandbox's {@code ps} once none of the markers shows (asserted), waiting up to 5 s for them to go. */
+    private static String psOnceGone(Sandbox sandbox, String... markers) throws InterruptedException {
+        String ps = "";
+        for (int i = 0; i < 100; i++) {
+            String now = sandbox.exec(ExecRequest.of("ps", "-o", "pid,args")).stdout();
+            ps = now;
+            if (java.util.Arrays.stream(markers).noneMatch(now::contains)) {
+                break;
+            }
+            Thread.sleep(50);
+        }
+        assertThat(ps).doesNotContain(markers);
+        return ps;
+    }
+
+    private static String awaitText(SandboxProcess p, String expected) throws InterruptedException {
+        String out = "";
+        for (int i = 0; i < 400; i++) {
+            out = p.output(ExecStream.STDOUT, 0, 100_000).text();
+            if (out.contains(expected)) {
+                return out;
+            }
+            Thread.sleep(50);
+        }
+        throw new AssertionError("no '" + expected + "' from " + p + " in: " + out);
     }
 
     private static ProcessOutput awaitLines(SandboxProcess p, int lines) throws InterruptedException {

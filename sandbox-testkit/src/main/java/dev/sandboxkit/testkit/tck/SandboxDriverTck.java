@@ -1201,9 +1201,28 @@ public abstract class SandboxDriverTck {
             assertThat(term.signal(15)).as("nothing left to signal").isFalse();
             assertThatThrownBy(() -> sandbox.start(ExecRequest.of("true").withListener((st, b, o, l) -> { })))
                     .isInstanceOf(IllegalArgumentException.class);
-            assertThatThrownBy(() -> sandbox.start(ExecRequest.of("true").withTty(TerminalSize.DEFAULT)))
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("terminal");
+            assertTerminalOrUnsupported(sandbox);
             assertThatThrownBy(() -> sandbox.process("../../etc")).isInstanceOf(IllegalArgumentException.class);
+        }
+
+        /**
+         * A process on a terminal runs under the image's script(1): with one, {@code tty} inside reports a terminal;
+         * without one the start is refused as unsupported, naming what is missing. Never a silent fallback to pipes.
+         */
+        private void assertTerminalOrUnsupported(Sandbox sandbox) {
+            int before = sandbox.processes().size();
+            SandboxProcess p;
+            try {
+                p = sandbox.start(ExecRequest.of("tty").withTty(TerminalSize.of(90, 20)));
+            } catch (SandboxUnsupportedException noScript) {
+                assertThat(noScript).hasMessageContaining("script");
+                assertThat(sandbox.processes()).as("a refused start leaves nothing behind").hasSize(before);
+                return;
+            }
+            assertThat(p.waitFor(PROCESS_WAIT)).isEqualTo(ProcessStatus.exited(0));
+            assertThat(p.hasTerminal()).isTrue();
+            assertThat(p.output(ExecStream.STDOUT, 0, 1000).text()).startsWith("/dev/");
+            p.remove();
         }
 
         @Test
