@@ -1263,17 +1263,13 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
             if (closed) {
                 break;
             }
-            SessionEntry e = sessions.entry(sessionId);
-            lock(e); // lifecycle steps are short (a start, a reap): wait rather than skip
-            try (MDC.MDCCloseable ignored = MDC.putCloseable(MDC_SESSION, sessionId)) {
-                if (!e.isActive() && !e.isGone() && archives.archive(sessionId)) {
+            try {
+                // Waits for a running lifecycle step (a start, a reap) rather than skipping the session.
+                if (underLifecycleLock(sessionId, e -> !e.isActive() && archives.archive(sessionId))) {
                     archived++;
                 }
             } catch (SandboxException failed) {
                 log.warn("Session {}: not archived: {}", sessionId, failed.toString());
-            } finally {
-                sessions.dropIfIdle(e);
-                unlock(e);
             }
         }
         return archived;
