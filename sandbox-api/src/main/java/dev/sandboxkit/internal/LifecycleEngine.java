@@ -337,6 +337,9 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
             throw new SandboxAcquireException("session " + sessionId
                     + " was a single-use (ephemeral) sandbox and has been released; it is never reused");
         }
+        if (!isNew && copyFrom != null) {
+            throw new StaleRecord(); // created meanwhile by another manager: the fork looks again, and refuses
+        }
         if (!isNew) {
             SessionRecord rec = found.get();
             start(e, rec.specFingerprint().equals(fingerprint) ? rec : rec.withSpec(encoded, fingerprint, spec.ephemeral()),

@@ -87,19 +87,7 @@ class TemplatesOnDockerTest {
 
     @AfterEach
     void stop() {
-        try {
-            manager.close();
-            var left = docker.listContainersCmd().withShowAll(true)
-                    .withLabelFilter(Map.of(SandboxLabels.OWNER, manager.instanceId())).exec();
-            left.forEach(c -> docker.removeContainerCmd(c.getId()).withForce(true).exec());
-            assertThat(left).as("containers left").isEmpty();
-        } finally {
-            try {
-                docker.close();
-            } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
-        }
+        DockerTestSupport.closeAndCheckNothingLeft(manager, docker);
     }
 
     private static SandboxSpec.Builder spec() {
