@@ -132,7 +132,9 @@ public interface SandboxManager extends AutoCloseable {
 
     /**
      * Starts a new session whose workdir begins as a copy of another session's, with the same spec. The source
-     * keeps running and may keep writing; what the copy captures is as for {@link #snapshot(String)}.
+     * keeps running and may keep writing; what the copy captures is as for {@link #snapshot(String)}. The copy is
+     * made before the new session's first container starts (its spec's template, if any, is not copied); concurrent
+     * forks or acquires of the same new id are serialised, and only one of them creates the session.
      *
      * @param sessionId    the source session
      * @param newSessionId the new session's id; it must not exist yet (or be destroyed)

@@ -45,13 +45,15 @@ public final class SandboxSpec {
     private final @Nullable String extraCaCertificates;
     private final ExecMode execMode;
     private final @Nullable String runtime;
+    private final @Nullable WorkspaceTemplate template;
 
     private SandboxSpec(@Nullable String image, Map<String, String> env, @Nullable String user, String network,
                         long memoryBytes, double cpus, long pidsLimit, long tmpSizeBytes, boolean dropAllCapabilities,
                         Set<String> addCapabilities, boolean noNewPrivileges, boolean readOnlyRootFilesystem, boolean init,
                         PullPolicy pullPolicy, Map<String, String> labels, boolean ephemeral,
                         @Nullable Duration maxLifetime, @Nullable ExecRequest postCreate, @Nullable Proxy proxy,
-                        @Nullable String extraCaCertificates, ExecMode execMode, @Nullable String runtime) {
+                        @Nullable String extraCaCertificates, ExecMode execMode, @Nullable String runtime,
+                        @Nullable WorkspaceTemplate template) {
         if (image == null || image.isBlank()) {
             throw new IllegalArgumentException("image is required");
         }
@@ -113,6 +115,7 @@ public final class SandboxSpec {
         this.extraCaCertificates = extraCaCertificates;
         this.execMode = execMode;
         this.runtime = runtime;
+        this.template = template;
     }
 
     /**
@@ -332,6 +335,16 @@ public final class SandboxSpec {
         return runtime;
     }
 
+    /**
+     * What a new session's workdir starts with, copied once when the session is first created (never on resume), or
+     * {@code null} for an empty workdir. See {@link WorkspaceTemplate}.
+     *
+     * @return the template, or {@code null}
+     */
+    public @Nullable WorkspaceTemplate template() {
+        return template;
+    }
+
     @Override
     public boolean equals(Object other) {
         return this == other || (other instanceof SandboxSpec o
@@ -345,14 +358,15 @@ public final class SandboxSpec {
                 ephemeral == o.ephemeral && Objects.equals(maxLifetime, o.maxLifetime) &&
                 Objects.equals(postCreate, o.postCreate) && Objects.equals(proxy, o.proxy) &&
                 Objects.equals(extraCaCertificates, o.extraCaCertificates) &&
-                Objects.equals(execMode, o.execMode) && Objects.equals(runtime, o.runtime));
+                Objects.equals(execMode, o.execMode) && Objects.equals(runtime, o.runtime) &&
+                Objects.equals(template, o.template));
     }
 
     @Override
     public int hashCode() {
         return Objects.hash(image, env, user, network, memoryBytes, cpus, pidsLimit, tmpSizeBytes, dropAllCapabilities,
                 addCapabilities, noNewPrivileges, readOnlyRootFilesystem, init, pullPolicy, labels, ephemeral,
-                maxLifetime, postCreate, proxy, extraCaCertificates, execMode, runtime);
+                maxLifetime, postCreate, proxy, extraCaCertificates, execMode, runtime, template);
     }
 
     @Override
@@ -364,7 +378,8 @@ public final class SandboxSpec {
                 ", readOnlyRootFilesystem=" + readOnlyRootFilesystem + ", init=" + init +
                 ", pullPolicy=" + pullPolicy + ", labels=" + labels + ", ephemeral=" + ephemeral +
                 ", maxLifetime=" + maxLifetime + ", postCreate=" + postCreate + ", proxy=" + proxy +
-                ", extraCaCertificates=" + extraCaCertificates + ", execMode=" + execMode + ", runtime=" + runtime + "]";
+                ", extraCaCertificates=" + extraCaCertificates + ", execMode=" + execMode + ", runtime=" + runtime +
+                ", template=" + template + "]";
     }
 
 
@@ -536,6 +551,7 @@ public final class SandboxSpec {
         private @Nullable String extraCaCertificates;
         private ExecMode execMode = ExecMode.AUTO;
         private @Nullable String runtime;
+        private @Nullable WorkspaceTemplate template;
 
         private Builder() {
         }
@@ -563,6 +579,7 @@ public final class SandboxSpec {
             extraCaCertificates = s.extraCaCertificates;
             execMode = s.execMode;
             runtime = s.runtime;
+            template = s.template;
         }
 
         /**
@@ -836,6 +853,21 @@ public final class SandboxSpec {
         }
 
         /**
+         * Starts every new session's workdir as a copy of a host directory or a snapshot, made once when the session
+         * is first created (or its warm-pool slot started), never when it resumes. A template missing at that point
+         * fails the acquire with {@link SandboxConfigurationException}; keep a snapshot template
+         * ({@link SandboxManager#keepSnapshot}) while sessions may be created from it.
+         *
+         * @param template {@link WorkspaceTemplate#directory} or {@link WorkspaceTemplate#snapshot}, or {@code null}
+         *                 for an empty workdir
+         * @return this builder
+         */
+        public Builder template(@Nullable WorkspaceTemplate template) {
+            this.template = template;
+            return this;
+        }
+
+        /**
          * Builds the spec.
          *
          * @return the immutable spec
@@ -845,7 +877,7 @@ public final class SandboxSpec {
             return new SandboxSpec(image, env, user, network, memoryBytes, cpus, pidsLimit, tmpSizeBytes,
                     dropAllCapabilities, addCapabilities, noNewPrivileges, readOnlyRootFilesystem, init,
                     pullPolicy, labels, ephemeral, maxLifetime, postCreate, proxy, extraCaCertificates, execMode,
-                    runtime);
+                    runtime, template);
         }
     }
 }

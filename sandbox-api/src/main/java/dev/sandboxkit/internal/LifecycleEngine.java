@@ -150,17 +150,17 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
                 s.fleet() != null ? SessionIds.requireValidInstanceId(s.fleet()) : "default", s.fleet() != null,
                 idleMillis, leaseMillis, scheduler, s.fileLimits() != null ? s.fileLimits() : FileLimits.DEFAULT,
                 specs, setup, stats, events, sessions, removals);
+        this.snapshots = new Snapshots(ctx);
         Map<String, PoolManager> byFingerprint = new LinkedHashMap<>();
         for (WarmPool pool : s.warmPools()) {
             String fingerprint = specs.encoded(pool.spec()).fingerprint();
-            byFingerprint.put(fingerprint, new PoolManager(ctx, this::isClosed, pool, fingerprint));
+            byFingerprint.put(fingerprint, new PoolManager(ctx, snapshots, this::isClosed, pool, fingerprint));
         }
         this.pools = Map.copyOf(byFingerprint);
         long reaperMillis = s.reaperInterval() != null ? s.reaperInterval().toMillis()
                 : Math.max(10, Math.min(500, idleMillis / 4));
         long reconcileMillis = (s.reconcileInterval() != null ? s.reconcileInterval() : DEFAULT_RECONCILE).toMillis();
         this.reconciler = new Reconciler(ctx, this, pools.values());
-        this.snapshots = new Snapshots(ctx);
         this.processes = new ProcessSupport(ctx);
         this.archives = new Archives(ctx, s.archiveStore(), s.archiveAfter(),
                 Path.of(System.getProperty("java.io.tmpdir"), "sandboxkit-archive-spool"));
@@ -320,6 +320,15 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
 
     /** Starts a container for a session that has none. Lifecycle lock held. */
     private void acquireLocked(SessionEntry e, SandboxSpec spec, String encoded, String fingerprint) {
+        acquireLocked(e, spec, encoded, fingerprint, null);
+    }
+
+    /**
+     * Starts a container for a session that has none; a new session's workdir is first filled from
+     * {@code copyFrom} (another workdir: a fork), else from the spec's template. Lifecycle lock held.
+     */
+    private void acquireLocked(SessionEntry e, SandboxSpec spec, String encoded, String fingerprint,
+                               String copyFrom) {
         String sessionId = e.sessionId;
         Optional<SessionRecord> found = store.find(sessionId);
         if (found.isPresent() && found.get().state() == SessionState.DESTROYING) {
@@ -331,13 +340,16 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
             throw new SandboxAcquireException("session " + sessionId
                     + " was a single-use (ephemeral) sandbox and has been released; it is never reused");
         }
+        if (!isNew && copyFrom != null) {
+            throw new StaleRecord(); // created meanwhile by another manager: the fork looks again, and refuses
+        }
         if (!isNew) {
             SessionRecord rec = found.get();
             start(e, rec.specFingerprint().equals(fingerprint) ? rec : rec.withSpec(encoded, fingerprint, spec.ephemeral()),
                     spec, false);
             return;
         }
-        PoolManager pool = pools.get(fingerprint);
+        PoolManager pool = copyFrom == null ? pools.get(fingerprint) : null;
         if (pool != null) {
             PoolManager.Slot slot = pool.checkout();
             if (slot != null && startFromPool(e, spec, encoded, fingerprint, found, pool, slot)) {
@@ -350,6 +362,13 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
                 spec.ephemeral(), now, null);
         SessionRecord rec = writeNew(fresh, found).orElseThrow(StaleRecord::new);
         try {
+            // After the record claims the id (a loser of that race must not fill the winner's workdir), before the
+            // first container: seeded once, never on resume. A failure discards the session below.
+            if (copyFrom != null) {
+                driver.restoreWorkspace(copyFrom, workspace, spec);
+            } else {
+                snapshots.seed(workspace, spec);
+            }
             start(e, rec, spec, true);
         } catch (RuntimeException ex) {
             if (!(ex instanceof StaleRecord)) {
@@ -1184,6 +1203,11 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         });
     }
 
+    /**
+     * Holds both sessions' lifecycle locks for the whole fork, taken in id order (a fork the other way round
+     * cannot deadlock with this one): the target's, so that a concurrent acquire or fork of the same new id
+     * cannot interleave; the source's, so that no destroy or restore of the source runs during the copy.
+     */
     @Override
     public Sandbox fork(String sessionId, String newSessionId) {
         SessionIds.requireValid(sessionId);
@@ -1192,33 +1216,29 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         if (sessionId.equals(newSessionId)) {
             throw new IllegalArgumentException("a session cannot be forked into itself: " + sessionId);
         }
-        SessionRecord source = usable(sessionId);
         if (!driver.capabilities().contains(DriverCapability.SNAPSHOTS)) {
             throw new SandboxUnsupportedException("the " + driver.name() + " driver cannot copy workdirs");
         }
+        boolean sourceFirst = sessionId.compareTo(newSessionId) < 0;
+        return underLifecycleLock(sourceFirst ? sessionId : newSessionId, first ->
+                underLifecycleLock(sourceFirst ? newSessionId : sessionId, second ->
+                        forkLocked(sessionId, sourceFirst ? second : first)));
+    }
+
+    /** Creates the fork's session on a copy of the source's workdir. Both lifecycle locks held. */
+    private Sandbox forkLocked(String sessionId, SessionEntry target) {
+        String newSessionId = target.sessionId;
+        SessionRecord source = usable(sessionId);
         Optional<SessionRecord> existing = store.find(newSessionId);
-        if (existing.isPresent() && existing.get().state() != SessionState.DESTROYED) {
+        if (target.isActive() || (existing.isPresent() && existing.get().state() != SessionState.DESTROYED)) {
             throw new SandboxAcquireException("cannot fork " + sessionId + " into " + newSessionId
                     + ": that session exists already");
         }
         SandboxSpec spec = specs.decode(source.spec());
-        Sandbox forked = acquire(newSessionId, spec);
-        try {
-            String target = usable(newSessionId).workspace();
-            underLifecycleLock(sessionId, e -> {
-                driver.restoreWorkspace(usable(sessionId).workspace(), target, spec);
-                return null;
-            });
-        } catch (RuntimeException copyFailed) {
-            try {
-                destroy(newSessionId);
-            } catch (RuntimeException alsoFailed) {
-                copyFailed.addSuppressed(alsoFailed);
-            }
-            throw copyFailed;
-        }
+        SpecCodec.Encoded enc = specs.encoded(spec);
+        acquireLocked(target, spec, enc.text(), enc.fingerprint(), source.workspace());
         log.info("Session {}: forked from {}", newSessionId, sessionId);
-        return forked;
+        return new ManagedSandbox(this, newSessionId, target.record.createdAt());
     }
 
     @Override

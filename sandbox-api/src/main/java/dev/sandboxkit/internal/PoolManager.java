@@ -36,6 +36,7 @@ final class PoolManager {
     }
 
     private final EngineContext ctx;
+    private final Snapshots templates;
     private final BooleanSupplier managerClosed;
     private final WarmPool config;
     private final String fingerprint;
@@ -44,8 +45,10 @@ final class PoolManager {
     private final AtomicLong sequence = new AtomicLong();
     private volatile boolean closed;
 
-    PoolManager(EngineContext ctx, BooleanSupplier managerClosed, WarmPool config, String fingerprint) {
+    PoolManager(EngineContext ctx, Snapshots templates, BooleanSupplier managerClosed, WarmPool config,
+                String fingerprint) {
         this.ctx = ctx;
+        this.templates = templates;
         this.managerClosed = managerClosed;
         this.config = config;
         this.fingerprint = fingerprint;
@@ -142,6 +145,7 @@ final class PoolManager {
         Map<String, String> labels = ctx.labels(slotId, config.spec());
         labels.put(SandboxLabels.POOL, slotId);
         try {
+            templates.seed(workspace, config.spec()); // a slot is handed out seeded, as a cold start would be
             String sandboxId = ctx.driver().create(new CreateRequest(slotId, config.spec(), workspace, labels));
             try {
                 Map<String, String> attributes = ctx.setup().prepare(ctx.driver(), slotId, sandboxId, config.spec(),

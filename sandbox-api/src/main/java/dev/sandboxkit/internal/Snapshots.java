@@ -1,6 +1,10 @@
 package dev.sandboxkit.internal;
 
+import dev.sandboxkit.SandboxConfigurationException;
+import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SandboxUnsupportedException;
+import dev.sandboxkit.WorkspaceTemplate;
+import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.SnapshotId;
 import dev.sandboxkit.SnapshotInfo;
@@ -44,6 +48,37 @@ final class Snapshots {
         ctx.driver().snapshotWorkspace(rec.workspace(), labels);
         totals = null;
         return id;
+    }
+
+    /**
+     * Fills a new workdir (a new session's, before its first container, or a pool slot's) from the spec's template,
+     * if it names one. A template that is missing, or that this driver cannot copy, is a configuration error.
+     */
+    void seed(String workspace, SandboxSpec spec) {
+        WorkspaceTemplate template = spec.template();
+        if (template == null) {
+            return;
+        }
+        SandboxDriver driver = ctx.driver();
+        if (template.directory() != null) {
+            if (!driver.capabilities().contains(DriverCapability.DIRECTORY_TEMPLATES)) {
+                throw new SandboxConfigurationException("the " + driver.name()
+                        + " driver cannot seed workdirs from host directories (template " + template + ")");
+            }
+            driver.seedWorkspace(template.directory(), workspace, spec);
+            return;
+        }
+        if (!supported()) {
+            throw new SandboxConfigurationException("the " + driver.name() + " driver has no snapshots (template "
+                    + template + ")");
+        }
+        try {
+            driver.restoreWorkspace(find(template.snapshot()).location(), workspace, spec);
+        } catch (SandboxNotFoundException gone) {
+            throw new SandboxConfigurationException("the spec's template snapshot " + template.snapshot()
+                    + " does not exist (any more): keep a template snapshot (keepSnapshot) while sessions are created"
+                    + " from it", gone);
+        }
     }
 
     /** The snapshot, or not found. */

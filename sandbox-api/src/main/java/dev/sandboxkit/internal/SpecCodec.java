@@ -6,10 +6,13 @@ import dev.sandboxkit.ExecMode;
 import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.PullPolicy;
 import dev.sandboxkit.SandboxSpec;
+import dev.sandboxkit.SnapshotId;
+import dev.sandboxkit.WorkspaceTemplate;
 
 import java.net.URLDecoder;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
@@ -103,6 +106,14 @@ final class SpecCodec {
         if (s.runtime() != null) {
             kv.put("runtime", s.runtime()); // only when set: older specs keep their fingerprint
         }
+        WorkspaceTemplate template = s.template();
+        if (template != null) { // part of the fingerprint: a pool slot or a resume compares specs by it
+            if (template.directory() != null) {
+                kv.put("template.directory", template.directory().toString());
+            } else {
+                kv.put("template.snapshot", String.valueOf(template.snapshot()));
+            }
+        }
         StringBuilder b = new StringBuilder(VERSION).append('\n');
         kv.forEach((k, v) -> b.append(enc(k)).append('=').append(enc(v)).append('\n'));
         return b.toString();
@@ -168,6 +179,8 @@ final class SpecCodec {
                     case "extraCaCertificates" -> b.extraCaCertificates(v);
                     case "execMode" -> b.execMode(ExecMode.valueOf(v));
                     case "runtime" -> b.runtime(v);
+                    case "template.directory" -> b.template(WorkspaceTemplate.directory(Path.of(v)));
+                    case "template.snapshot" -> b.template(WorkspaceTemplate.snapshot(new SnapshotId(v)));
                     default -> { } // written by a newer version: ignore rather than fail a resume
                 }
             }

@@ -26,6 +26,11 @@ public enum DriverCapability {
      */
     WORKSPACE_ARCHIVE,
     /**
+     * {@link SandboxDriver#seedWorkspace} is implemented: a spec's template can be a host directory
+     * ({@link dev.sandboxkit.WorkspaceTemplate#directory}). Snapshot templates need {@link #SNAPSHOTS} only.
+     */
+    DIRECTORY_TEMPLATES,
+    /**
      * {@link SandboxDriver#connect} is implemented: a TCP port inside the sandbox can be reached from the host
      * without giving the sandbox a network ({@code Sandbox.forward}).
      */

@@ -217,6 +217,23 @@ public interface SandboxDriver extends AutoCloseable {
     }
 
     /**
+     * Replaces a workdir's whole content with a copy of a directory on the JVM's host: a spec's template
+     * ({@link dev.sandboxkit.WorkspaceTemplate#directory}), given to the spec's sandbox user. The engine calls it
+     * only on a new workdir, before any sandbox ran on it. Copies as {@link #snapshotWorkspace} does, never following
+     * a link in the directory (nor the directory itself, if it is a link) or in the workdir. Declare
+     * {@link DriverCapability#DIRECTORY_TEMPLATES}. Default: unsupported.
+     *
+     * @param directory the template: an absolute, normalized host path
+     * @param workspace the workdir to fill, a location returned by {@link #createWorkspace}
+     * @param spec      the spec of the session (or pool slot) that owns {@code workspace}
+     * @throws dev.sandboxkit.SandboxConfigurationException if the directory does not exist or is not a directory
+     * @throws SandboxUnsupportedException                  if this driver cannot copy host directories
+     */
+    default void seedWorkspace(java.nio.file.Path directory, String workspace, SandboxSpec spec) {
+        throw new SandboxUnsupportedException("the " + name() + " driver cannot seed workdirs from host directories");
+    }
+
+    /**
      * Lists snapshots whose labels include all of the given ones.
      *
      * @param labels label selector

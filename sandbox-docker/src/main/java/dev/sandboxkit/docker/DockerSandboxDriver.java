@@ -180,7 +180,7 @@ final class DockerSandboxDriver implements SandboxDriver {
         return EnumSet.of(DriverCapability.STDIN, DriverCapability.KILL_PROCESS_GROUP, DriverCapability.STREAMING,
                 DriverCapability.HOST_WORKSPACE, DriverCapability.REAL_PROCESSES, DriverCapability.FILES,
                 DriverCapability.SNAPSHOTS, DriverCapability.WORKSPACE_ARCHIVE, DriverCapability.PORT_FORWARD,
-                DriverCapability.BACKGROUND_PROCESSES, DriverCapability.TTY);
+                DriverCapability.BACKGROUND_PROCESSES, DriverCapability.TTY, DriverCapability.DIRECTORY_TEMPLATES);
     }
 
     @Override
@@ -228,6 +228,13 @@ final class DockerSandboxDriver implements SandboxDriver {
     public void restoreWorkspace(String source, String workspace, SandboxSpec spec) {
         requireEngineIds(workspaces.ids(spec));
         snapshots.restore(source, workspace, spec);
+    }
+
+    /** Copies a spec's template directory in, as a restore does (see {@link HostSnapshots#seed}). */
+    @Override
+    public void seedWorkspace(java.nio.file.Path directory, String workspace, SandboxSpec spec) {
+        requireEngineIds(workspaces.ids(spec));
+        snapshots.seed(directory, workspace, spec);
     }
 
     @Override

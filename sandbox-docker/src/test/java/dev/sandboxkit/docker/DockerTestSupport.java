@@ -175,6 +175,26 @@ final class DockerTestSupport {
         }
     }
 
+    /**
+     * After a manager test: closes the manager, force-removes any container still labelled with its instance id
+     * (so that a failure leaks nothing), fails if there was one, and closes the client.
+     */
+    static void closeAndCheckNothingLeft(dev.sandboxkit.SandboxManager manager, DockerClient docker) {
+        try {
+            manager.close();
+            var left = docker.listContainersCmd().withShowAll(true)
+                    .withLabelFilter(Map.of(SandboxLabels.OWNER, manager.instanceId())).exec();
+            left.forEach(c -> docker.removeContainerCmd(c.getId()).withForce(true).exec());
+            Assertions.assertTrue(left.isEmpty(), () -> "containers left: " + left.size());
+        } finally {
+            try {
+                docker.close();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    }
+
     static DockerClient dockerClient() {
         String host = DockerHost.resolve(context("probe", Path.of("/nonexistent"))).dockerJavaHost();
         return DockerClientImpl.getInstance(

@@ -8,7 +8,6 @@ import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.docker.internal.files.FilesTestSupport;
-import dev.sandboxkit.spi.SandboxLabels;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
@@ -22,7 +21,6 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -54,16 +52,8 @@ class SessionWorkdirOnDockerTest {
     }
 
     @AfterEach
-    void stop() throws IOException {
-        try {
-            manager.close();
-            var left = docker.listContainersCmd().withShowAll(true)
-                    .withLabelFilter(Map.of(SandboxLabels.OWNER, manager.instanceId())).exec();
-            left.forEach(c -> docker.removeContainerCmd(c.getId()).withForce(true).exec());
-            assertThat(left).as("containers left").isEmpty();
-        } finally {
-            docker.close();
-        }
+    void stop() {
+        DockerTestSupport.closeAndCheckNothingLeft(manager, docker);
     }
 
     private static SandboxSpec.Builder spec() {

@@ -12,7 +12,6 @@ import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SnapshotId;
 import dev.sandboxkit.SnapshotInfo;
 import dev.sandboxkit.docker.internal.files.FilesTestSupport;
-import dev.sandboxkit.spi.SandboxLabels;
 import dev.sandboxkit.spi.SessionStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -26,7 +25,6 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -61,16 +59,8 @@ class SnapshotsOnDockerTest {
     }
 
     @AfterEach
-    void stop() throws IOException {
-        try {
-            manager.close();
-            var left = docker.listContainersCmd().withShowAll(true)
-                    .withLabelFilter(Map.of(SandboxLabels.OWNER, manager.instanceId())).exec();
-            left.forEach(c -> docker.removeContainerCmd(c.getId()).withForce(true).exec());
-            assertThat(left).as("containers left").isEmpty();
-        } finally {
-            docker.close();
-        }
+    void stop() {
+        DockerTestSupport.closeAndCheckNothingLeft(manager, docker);
     }
 
     private static SandboxSpec spec() {

@@ -9,6 +9,7 @@ import dev.sandboxkit.ProcessOutput;
 import dev.sandboxkit.ProcessStatus;
 import dev.sandboxkit.PullPolicy;
 import dev.sandboxkit.Sandbox;
+import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxExecException;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxNotFoundException;
@@ -23,6 +24,7 @@ import dev.sandboxkit.ShellSessionEndedException;
 import dev.sandboxkit.SandboxUnsupportedException;
 import dev.sandboxkit.Terminal;
 import dev.sandboxkit.TerminalSize;
+import dev.sandboxkit.WorkspaceTemplate;
 import dev.sandboxkit.spi.CreateRequest;
 import dev.sandboxkit.spi.DriverCapability;
 import dev.sandboxkit.spi.DriverContext;
@@ -1201,28 +1203,9 @@ public abstract class SandboxDriverTck {
             assertThat(term.signal(15)).as("nothing left to signal").isFalse();
             assertThatThrownBy(() -> sandbox.start(ExecRequest.of("true").withListener((st, b, o, l) -> { })))
                     .isInstanceOf(IllegalArgumentException.class);
-            assertTerminalOrUnsupported(sandbox);
+            assertThatThrownBy(() -> sandbox.start(ExecRequest.of("true").withTty(TerminalSize.DEFAULT)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("terminal");
             assertThatThrownBy(() -> sandbox.process("../../etc")).isInstanceOf(IllegalArgumentException.class);
-        }
-
-        /**
-         * A process on a terminal runs under the image's script(1): with one, {@code tty} inside reports a terminal;
-         * without one the start is refused as unsupported, naming what is missing. Never a silent fallback to pipes.
-         */
-        private void assertTerminalOrUnsupported(Sandbox sandbox) {
-            int before = sandbox.processes().size();
-            SandboxProcess p;
-            try {
-                p = sandbox.start(ExecRequest.of("tty").withTty(TerminalSize.of(90, 20)));
-            } catch (SandboxUnsupportedException noScript) {
-                assertThat(noScript).hasMessageContaining("script");
-                assertThat(sandbox.processes()).as("a refused start leaves nothing behind").hasSize(before);
-                return;
-            }
-            assertThat(p.waitFor(PROCESS_WAIT)).isEqualTo(ProcessStatus.exited(0));
-            assertThat(p.hasTerminal()).isTrue();
-            assertThat(p.output(ExecStream.STDOUT, 0, 1000).text()).startsWith("/dev/");
-            p.remove();
         }
 
         @Test
@@ -1819,6 +1802,88 @@ public abstract class SandboxDriverTck {
             assertThat(manager.snapshots(sandbox.sessionId())).extracting(SnapshotInfo::id).containsExactly(kept);
             manager.deleteSnapshot(kept);
             assertThat(manager.snapshots(sandbox.sessionId())).isEmpty();
+        }
+    }
+
+    // ------------------------------------------------------------------ templates
+
+    @Nested
+    @DisplayName("workdir templates")
+    class Templates {
+        @Test
+        @DisplayName("a directory template seeds a new session once; a resume keeps the session's changes")
+        void directoryTemplateSeedsOnce() throws IOException {
+            requireCapability(DriverCapability.DIRECTORY_TEMPLATES);
+            Path template = Files.createTempDirectory("sandboxkit-tck-template");
+            try {
+                Files.writeString(template.resolve("a.txt"), "from the template");
+                Files.createDirectories(template.resolve("sub"));
+                Files.writeString(template.resolve("sub/b.txt"), "nested");
+                Files.createSymbolicLink(template.resolve("link"), Path.of("/etc/passwd"));
+                Sandbox sandbox = manager.acquire(newSessionId("tck-tmpl"), spec().toBuilder()
+                        .template(WorkspaceTemplate.directory(template)).build());
+
+                assertThat(readFile(sandbox, "a.txt")).isEqualTo("from the template");
+                assertThat(readFile(sandbox, "sub/b.txt")).isEqualTo("nested");
+                if (capabilities.contains(DriverCapability.REAL_PROCESSES)) {
+                    assertThat(sh(sandbox, "readlink link").stdout()).as("a link is copied as a link")
+                            .isEqualTo("/etc/passwd\n");
+                }
+                writeFile(sandbox, "a.txt", "changed in the session");
+
+                scheduler.advance(TTL.plus(REAPER_INTERVAL));
+                assertThat(sandbox.info().state()).isEqualTo(SessionState.SUSPENDED);
+
+                assertThat(readFile(sandbox, "a.txt")).as("not copied again on resume").isEqualTo("changed in the session");
+            } finally {
+                deleteRecursively(template);
+            }
+        }
+
+        @Test
+        @DisplayName("a kept snapshot seeds new sessions after its own session is gone")
+        void snapshotTemplate() {
+            requireCapability(DriverCapability.SNAPSHOTS);
+            Sandbox golden = acquire();
+            writeFile(golden, "seed.txt", "golden");
+            SnapshotId id = manager.snapshot(golden.sessionId());
+            manager.keepSnapshot(id, true);
+            golden.destroy();
+            try {
+                Sandbox sandbox = manager.acquire(newSessionId("tck-tmpl-snap"), spec().toBuilder()
+                        .template(WorkspaceTemplate.snapshot(id)).build());
+                assertThat(readFile(sandbox, "seed.txt")).isEqualTo("golden");
+            } finally {
+                manager.deleteSnapshot(id);
+            }
+        }
+
+        @Test
+        @DisplayName("a missing template fails the acquire with a configuration error and creates no session")
+        void missingTemplate() {
+            requireCapability(DriverCapability.SNAPSHOTS);
+            String session = newSessionId("tck-tmpl-missing");
+            SandboxSpec missing = spec().toBuilder().template(WorkspaceTemplate.snapshot(SnapshotId.random())).build();
+
+            assertThatThrownBy(() -> manager.acquire(session, missing))
+                    .isInstanceOf(SandboxConfigurationException.class);
+
+            assertThat(manager.session(session)).isEmpty();
+            assertThat(ids(Map.of(SandboxLabels.SESSION, session))).isEmpty();
+        }
+
+        @Test
+        @DisplayName("a directory template on a driver without DIRECTORY_TEMPLATES is a configuration error")
+        void directoryTemplateUnsupported() {
+            assumeTrue(!capabilities.contains(DriverCapability.DIRECTORY_TEMPLATES),
+                    "the driver declares DIRECTORY_TEMPLATES");
+            String session = newSessionId("tck-tmpl-unsupported");
+            SandboxSpec spec = spec().toBuilder().template(WorkspaceTemplate.directory(workspaceRoot)).build();
+
+            assertThatThrownBy(() -> manager.acquire(session, spec)).isInstanceOf(SandboxConfigurationException.class)
+                    .hasMessageContaining("host directories");
+            assertThat(manager.session(session)).isEmpty();
+            assertThat(ids(Map.of(SandboxLabels.SESSION, session))).isEmpty();
         }
     }
 

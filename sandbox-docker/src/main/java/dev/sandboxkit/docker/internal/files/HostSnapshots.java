@@ -1,5 +1,6 @@
 package dev.sandboxkit.docker.internal.files;
 
+import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxException;
 import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.SandboxSpec;
@@ -16,6 +17,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -102,8 +104,40 @@ public final class HostSnapshots {
      * @param spec      the spec of the session that owns it
      */
     public void restore(String source, String workspace, SandboxSpec spec) {
+        replace(sourceTree(source), workspace, spec, source);
+    }
+
+    /**
+     * Replaces a workdir's content with a copy of a host directory (a spec's template), given to the spec's user.
+     * The directory is opened with {@code O_NOFOLLOW}, so a template that is itself a link is refused.
+     *
+     * @param directory the template directory
+     * @param workspace the workdir to fill
+     * @param spec      the spec of the session or slot that owns it
+     * @throws SandboxConfigurationException if the directory does not exist, is a link or is not a directory
+     */
+    public void seed(Path directory, String workspace, SandboxSpec spec) {
+        Path from = directory.toAbsolutePath().normalize();
+        BasicFileAttributes a;
+        try {
+            a = Files.readAttributes(from, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (IOException e) {
+            throw new SandboxConfigurationException("template directory " + from + " does not exist or cannot be read: "
+                    + e, e);
+        }
+        if (!a.isDirectory()) {
+            throw new SandboxConfigurationException("template " + from + " is not a directory"
+                    + (a.isSymbolicLink() ? " (it is a symbolic link, which is never followed)" : ""));
+        }
+        try {
+            replace(from, workspace, spec, from.toString());
+        } catch (SandboxNotFoundException gone) {
+            throw new SandboxConfigurationException("template directory " + from + " does not exist", gone);
+        }
+    }
+
+    private void replace(Path from, String workspace, SandboxSpec spec, String source) {
         Path target = workspaces.directChild(workspace);
-        Path from = sourceTree(source);
         HostWorkspaces.Ids ids = workspaces.ids(spec);
         int fd = -1;
         try {
