@@ -1228,7 +1228,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     /** Creates the fork's session on a copy of the source's workdir. Both lifecycle locks held. */
     private Sandbox forkLocked(String sessionId, SessionEntry target) {
         String newSessionId = target.sessionId;
-        SessionRecord source = usable(sessionId);
+        SessionRecord source = local(sessionId); // an archived source is brought back to this host first
         Optional<SessionRecord> existing = store.find(newSessionId);
         if (target.isActive() || (existing.isPresent() && existing.get().state() != SessionState.DESTROYED)) {
             throw new SandboxAcquireException("cannot fork " + sessionId + " into " + newSessionId
@@ -1259,7 +1259,12 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
 
     /** The session's record with its workdir on this host (unpacked from the archive tier first). Lock held. */
     private SessionRecord local(SessionEntry e) {
-        SessionRecord rec = usable(e.sessionId);
+        return local(e.sessionId);
+    }
+
+    /** {@link #local(SessionEntry)} by id, for a step that holds the session's lock through another entry. */
+    private SessionRecord local(String sessionId) {
+        SessionRecord rec = usable(sessionId);
         if (!Archives.isArchived(rec)) {
             return rec;
         }

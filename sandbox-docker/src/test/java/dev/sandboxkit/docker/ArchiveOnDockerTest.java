@@ -220,7 +220,7 @@ class ArchiveOnDockerTest {
     }
 
     @Test
-    @DisplayName("the files API and snapshots of an archived session bring its workdir back first")
+    @DisplayName("the files API, forks and snapshots of an archived session bring its workdir back first")
     void filesOfAnArchivedSession() throws Exception {
         run(a.acquire("arch-files", spec()), "echo kept > /workspace/note");
         suspend(a, "arch-files");
@@ -230,6 +230,17 @@ class ArchiveOnDockerTest {
         assertThat(new String(b.files("arch-files").readBytes("note"), StandardCharsets.UTF_8)).isEqualTo("kept\n");
         assertThat(record("arch-files").attributes()).doesNotContainKey("archive.state");
         assertThat(record("arch-files").state()).as("no container was started").isEqualTo(SessionState.SUSPENDED);
+
+        // Archived again, then forked and snapshotted: both bring the workdir back first.
+        clock.advance(AGE);
+        assertThat(b.archiveIdle()).isEqualTo(1);
+        Sandbox fork = b.fork("arch-files", "arch-files-fork");
+        assertThat(run(fork, "cat /workspace/note")).isEqualTo("kept\n");
+        fork.destroy();
+        clock.advance(AGE);
+        assertThat(b.archiveIdle()).isEqualTo(1);
+        assertThat(b.snapshot("arch-files")).isNotNull();
+        assertThat(record("arch-files").attributes()).doesNotContainKey("archive.state");
         b.destroy("arch-files");
     }
 
