@@ -251,9 +251,14 @@ public interface SandboxManager extends AutoCloseable {
      * archived, one at a time, on the calling thread (waiting for a lifecycle step of that session, such as a
      * start or a reap, to finish first).
      *
+     * <p>The default returns 0, which is right for a manager without an archive tier; it exists so that
+     * implementations written before this method still link. A manager that wraps another should forward it.
+     *
      * @return how many sessions were archived; 0 when the archive tier is off
      */
-    int archiveIdle();
+    default int archiveIdle() {
+        return 0;
+    }
 
     /**
      * What this manager has done and holds now.
@@ -599,8 +604,8 @@ public interface SandboxManager extends AutoCloseable {
          * workdir intact somewhere. Failures of the object store surface as retryable
          * {@link SandboxUnavailableException}s. Ephemeral sessions are never archived. Needs a driver with
          * {@link dev.sandboxkit.spi.DriverCapability#WORKSPACE_ARCHIVE}; the pass runs on the scheduler at the
-         * orphan sweep's interval (also on demand: {@link SandboxManager#archiveIdle()}). The manager does not close {@code store}. Packed files
-         * are spooled in {@code java.io.tmpdir}.
+         * orphan sweep's interval (also on demand: {@link SandboxManager#archiveIdle()}). The manager does not close
+         * {@code store}. Packed files are spooled in {@code java.io.tmpdir}.
          *
          * @param store where archives go; every manager that may resume the sessions needs the same one
          * @param after how long a session stays suspended before it is archived
