@@ -9,7 +9,6 @@ import reactor.core.publisher.Mono;
 
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Wraps the SDK's stdio transport provider so that {@link Sessions} learns when the one stdio session opens and
@@ -80,22 +79,20 @@ public final class ObservedStdioProvider implements McpServerTransportProvider {
     /** The session's transport, reporting its close once. */
     private final class ObservedTransport implements McpServerTransport {
         private final McpServerTransport delegate;
-        private final AtomicBoolean closed = new AtomicBoolean();
+        private final CloseOnce closed = new CloseOnce(this::cleanUp);
         volatile String sessionId;
 
         ObservedTransport(McpServerTransport delegate) {
             this.delegate = delegate;
         }
 
-        private void closed() {
-            if (closed.compareAndSet(false, true)) {
-                try {
-                    if (sessionId != null) {
-                        sessions.closed(sessionId);
-                    }
-                } finally {
-                    onClosed.run();
+        private void cleanUp() {
+            try {
+                if (sessionId != null) {
+                    sessions.closed(sessionId);
                 }
+            } finally {
+                onClosed.run();
             }
         }
 
@@ -111,7 +108,7 @@ public final class ObservedStdioProvider implements McpServerTransportProvider {
 
         @Override
         public Mono<Void> closeGracefully() {
-            return delegate.closeGracefully().doFinally(signal -> closed());
+            return closed.after(delegate.closeGracefully());
         }
 
         @Override
@@ -119,7 +116,7 @@ public final class ObservedStdioProvider implements McpServerTransportProvider {
             try {
                 delegate.close();
             } finally {
-                closed();
+                closed.run();
             }
         }
 

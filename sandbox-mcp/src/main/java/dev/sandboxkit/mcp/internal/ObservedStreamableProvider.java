@@ -12,7 +12,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Wraps the SDK's Streamable HTTP provider so that {@link Sessions} counts the MCP sessions and learns when each
@@ -93,19 +92,12 @@ public final class ObservedStreamableProvider implements McpStreamableServerTran
      */
     static final class ObservedSession extends McpStreamableServerSession {
         private final McpStreamableServerSession real;
-        private final Runnable onClosed;
-        private final AtomicBoolean closed = new AtomicBoolean();
+        private final CloseOnce closed;
 
         ObservedSession(McpStreamableServerSession real, Runnable onClosed) {
             super(real.getId(), null, null, Duration.ofSeconds(10), Map.of(), Map.of());
             this.real = real;
-            this.onClosed = onClosed;
-        }
-
-        private void closed() {
-            if (closed.compareAndSet(false, true)) {
-                onClosed.run();
-            }
+            this.closed = new CloseOnce(onClosed);
         }
 
         @Override
@@ -135,7 +127,7 @@ public final class ObservedStreamableProvider implements McpStreamableServerTran
 
         @Override
         public Mono<Void> delete() {
-            return real.delete().doFinally(signal -> closed());
+            return closed.after(real.delete());
         }
 
         @Override
@@ -186,7 +178,7 @@ public final class ObservedStreamableProvider implements McpStreamableServerTran
 
         @Override
         public Mono<Void> closeGracefully() {
-            return real.closeGracefully().doFinally(signal -> closed());
+            return closed.after(real.closeGracefully());
         }
 
         @Override
@@ -194,7 +186,7 @@ public final class ObservedStreamableProvider implements McpStreamableServerTran
             try {
                 real.close();
             } finally {
-                closed();
+                closed.run();
             }
         }
     }
