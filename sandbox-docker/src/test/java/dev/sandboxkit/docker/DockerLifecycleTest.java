@@ -332,7 +332,8 @@ class DockerLifecycleTest extends DriverOnDocker {
         assertThat(driver.capabilities()).containsExactlyInAnyOrder(DriverCapability.STDIN,
                 DriverCapability.KILL_PROCESS_GROUP, DriverCapability.STREAMING, DriverCapability.HOST_WORKSPACE,
                 DriverCapability.REAL_PROCESSES, DriverCapability.FILES, DriverCapability.SNAPSHOTS,
-                DriverCapability.DIRECTORY_TEMPLATES, DriverCapability.PORT_FORWARD, DriverCapability.BACKGROUND_PROCESSES, DriverCapability.TTY);
+                DriverCapability.WORKSPACE_ARCHIVE, DriverCapability.DIRECTORY_TEMPLATES, DriverCapability.PORT_FORWARD,
+                DriverCapability.BACKGROUND_PROCESSES, DriverCapability.TTY);
     }
 
     @Test
