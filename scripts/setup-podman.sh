@@ -45,10 +45,19 @@ if new != text:
 PY
 
 ping() { curl -sf --max-time 2 --unix-socket "$sock" http://d/_ping >/dev/null 2>&1; }
+# A service whose working directory was deleted (started from a clone since removed) still answers pings, but
+# conmon inherits that directory and every container start fails ("write child: broken pipe"): restart it.
+for pid in $(pgrep -f "podman system service --time=0 unix://$sock" || true); do
+  if readlink "/proc/$pid/cwd" | grep -q ' (deleted)$'; then
+    log "restarting podman system service (its working directory is gone)"
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  fi
+done
 if ! ping; then
   rm -f "$sock"
   log "starting podman system service on unix://$sock"
-  setsid podman system service --time=0 "unix://$sock" >/var/log/sandboxkit-podman.log 2>&1 < /dev/null &
+  (cd / && setsid podman system service --time=0 "unix://$sock" >/var/log/sandboxkit-podman.log 2>&1 < /dev/null &)
   for _ in $(seq 1 100); do
     ping && break
     sleep 0.1
