@@ -88,6 +88,15 @@ final class Archives {
         return rec.attributes().containsKey(STATE);
     }
 
+    /**
+     * What another live manager is doing to a suspended session's workdir ("archived" or "restored"), or
+     * null when it is not in an archive step: an acquire that finds the record held says so, and waits.
+     */
+    static @Nullable String stepHeldBy(SessionRecord rec) {
+        String state = rec.attributes().get(STATE);
+        return UPLOADING.equals(state) ? "archived" : RESTORING.equals(state) ? "restored" : null;
+    }
+
     /** Whether the workdir lives in the archive tier (its local copy is gone, or only a partial restore). */
     static boolean isStoredAway(SessionRecord rec) {
         String state = rec.attributes().get(STATE);
@@ -182,8 +191,14 @@ final class Archives {
                     .orElse(null);
             if (done == null) {
                 // Our lease lapsed and another manager moved the record on: it decides; the local copy stays.
+                // The object is ours to delete unless the record names it now (the same tree archived again).
                 log.warn("Session {}: archive not recorded (the record changed during the upload); kept locally",
                         sessionId);
+                boolean named = ctx.store().find(sessionId).map(r -> key.equals(r.attributes().get(KEY)))
+                        .orElse(false);
+                if (!named) {
+                    deleteQuietly(archive, key);
+                }
                 return false;
             }
             try {
@@ -217,9 +232,7 @@ final class Archives {
         boolean heldElsewhere = rec.owner() != null && !ctx.instanceId().equals(rec.owner())
                 && !rec.leaseExpired(ctx.now());
         if (heldElsewhere && !ARCHIVED.equals(state)) {
-            throw new SandboxAcquireException("the workdir of session " + rec.sessionId() + " is being "
-                    + (UPLOADING.equals(state) ? "archived" : "restored") + " by manager " + rec.owner()
-                    + "; try again in a moment", null, true);
+            throw heldElsewhere(rec, stepHeldBy(rec));
         }
         if (UPLOADING.equals(state)) {
             // The uploader died before the object was recorded complete: the local copy is the session's.
@@ -282,6 +295,14 @@ final class Archives {
                     took.toMillis());
         }
         return restored;
+    }
+
+    /** The retryable refusal of a session another live manager holds while it archives, restores or starts it. */
+    static SandboxAcquireException heldElsewhere(SessionRecord rec, @Nullable String step) {
+        String what = step == null ? "session " + rec.sessionId() + " is being started"
+                : "the workdir of session " + rec.sessionId() + " is being " + step;
+        return new SandboxAcquireException(what + " by live manager " + rec.owner() + " (lease until "
+                + rec.leaseExpiry() + "); try again in a moment", null, true);
     }
 
     /** Deletes a destroyed session's archived object. Lifecycle lock held; a failure leaves the destroy unfinished. */

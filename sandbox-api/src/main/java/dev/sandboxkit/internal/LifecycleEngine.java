@@ -487,9 +487,8 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         }
         if (rec.state() == SessionState.SUSPENDED && rec.owner() != null && !instanceId.equals(rec.owner())
                 && !rec.leaseExpired(now)) {
-            // Another live manager is starting it (a new session, or one it just brought back from the archive).
-            throw new SandboxAcquireException("session " + rec.sessionId() + " is being started by live manager "
-                    + rec.owner() + " (lease until " + rec.leaseExpiry() + "); try again in a moment", null, true);
+            // Another live manager is archiving, restoring or starting it (a new session, or one just restored).
+            throw Archives.heldElsewhere(rec, Archives.stepHeldBy(rec));
         }
         long t0 = System.nanoTime();
         Map<String, Duration> phases = new LinkedHashMap<>();

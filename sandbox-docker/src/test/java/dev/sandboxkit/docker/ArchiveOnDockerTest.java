@@ -329,8 +329,38 @@ class ArchiveOnDockerTest {
         }
     }
 
+    @Test
+    @DisplayName("a record moved on during the upload: the archive is not recorded, its object is deleted, the local copy stays")
+    void recordChangedDuringUpload() throws Exception {
+        ArchiveStore racing = new Switchable(archive) {
+            @Override
+            public void put(String key, Path file, String sha256) {
+                // Another manager found our lease lapsed and took the session back while the bytes were in flight.
+                SessionRecord r = record("arch-race");
+                assertThat(r.attributes()).containsEntry("archive.state", "uploading");
+                Map<String, String> plain = new java.util.HashMap<>(r.attributes());
+                plain.keySet().removeIf(k -> k.startsWith("archive."));
+                assertThat(store.update(r.withOwner(null, null).withAttributes(plain))).isPresent();
+                super.put(key, file, sha256);
+            }
+        };
+        try (SandboxManager c = SandboxManager.builder().driver("docker").workspaceRoot(tmp.resolve("root-c"))
+                .store(store).clock(clock).idleTimeout(TTL).reaperInterval(Duration.ofMillis(50))
+                .reconcileInterval(Duration.ofMinutes(30)).archive(racing, AGE).build()) {
+            run(c.acquire("arch-race", spec()), "echo kept > /workspace/f");
+            suspend(c, "arch-race");
+            clock.advance(AGE);
+            assertThat(c.archiveIdle()).isZero();
+            assertThat(archived()).as("the unrecorded upload's object").isEmpty();
+            assertThat(record("arch-race").attributes()).doesNotContainKey("archive.state");
+            assertThat(tmp.resolve("root-c").resolve("arch-race").resolve("f")).hasContent("kept");
+            assertThat(run(c.acquire("arch-race", spec()), "cat /workspace/f")).isEqualTo("kept\n");
+            c.destroy("arch-race");
+        }
+    }
+
     /** The store as seen through a network that can fail: down, every call is a retryable error. */
-    private static final class Switchable implements ArchiveStore {
+    private static class Switchable implements ArchiveStore {
         private final ArchiveStore delegate;
         volatile boolean down;
 

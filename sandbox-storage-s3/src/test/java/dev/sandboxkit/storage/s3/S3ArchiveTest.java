@@ -232,16 +232,20 @@ class S3ArchiveTest {
         SandboxManager a = manager("a", Duration.ofHours(1));
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         Sandbox resumed = null;
+        int refused = 0;
         while (resumed == null) {
             try {
                 resumed = a.acquire("s3-kill", S3Fixture.SPEC);
             } catch (SandboxAcquireException leaseStillLive) {
+                refused++;
                 assertThat(leaseStillLive.isRetryable()).isTrue();
-                assertThat(leaseStillLive).hasMessageContaining("being archived by manager worker");
+                assertThat(leaseStillLive).hasMessageContaining("workdir of session s3-kill is being archived by"
+                        + " live manager worker");
                 assertThat(System.nanoTime() - until).as("the dead uploader's lease lapses").isNegative();
                 Thread.sleep(200);
             }
         }
+        assertThat(refused).as("acquires refused while the dead uploader's lease ran").isPositive();
         assertThat(run(resumed, TREE_HASH)).isEqualTo(hash);
         assertThat(record("s3-kill").attributes()).doesNotContainKeys("archive.state", "archive.key");
         assertThat(objects()).as("no partial object").isEmpty();
