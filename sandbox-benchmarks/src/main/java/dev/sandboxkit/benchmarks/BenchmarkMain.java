@@ -92,6 +92,9 @@ public final class BenchmarkMain {
             if (run.test("B10")) {
                 bench.liveSandboxCost();
             }
+            if (run.test("B11")) {
+                new ArchiveTierBench(bench.report, bench.scratch, bench.docker(), SPEC, bench.quick).run();
+            }
         }
         bench.report.machineAfter(Machine.loadAverage());
         Files.createDirectories(out);
@@ -422,7 +425,7 @@ public final class BenchmarkMain {
         }
     }
 
-    private static String loadText(String loadBefore) {
+    static String loadText(String loadBefore) {
         return "Load average (1 min) " + loadBefore + " before, " + Machine.loadAverage() + " after this section"
                 + (Double.parseDouble(loadBefore.equals("?") ? "0" : loadBefore) > 1.5
                 ? " (a loaded machine: absolute times are noisy, compare the interleaved rows)." : ".");
@@ -633,7 +636,7 @@ public final class BenchmarkMain {
         return System.nanoTime() - t0;
     }
 
-    private static long timeChecked(ThrowingRunnable r) throws Exception {
+    static long timeChecked(ThrowingRunnable r) throws Exception {
         long t0 = System.nanoTime();
         r.run();
         return System.nanoTime() - t0;
