@@ -191,6 +191,22 @@ class HttpIT {
                         new ZeroStream(100L << 20)), 100L << 20)).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(huge.statusCode()).isEqualTo(413);
         assertCleanError(huge, -32600);
+        // A client that writes 32 MiB of its body before it looks for an answer still reads the 413: the server
+        // drains the refused body instead of closing on unread bytes (a reset, which would destroy the answer).
+        try (Socket raw = new Socket("127.0.0.1", URI.create(url).getPort())) {
+            raw.setSoTimeout(30_000);
+            OutputStream out = raw.getOutputStream();
+            out.write(("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                    + "Accept: application/json, text/event-stream\r\nMcp-Session-Id: " + session + "\r\n"
+                    + "Content-Length: " + (100L << 20) + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            byte[] chunk = new byte[1 << 20];
+            for (int i = 0; i < 32; i++) {
+                out.write(chunk);
+            }
+            out.flush();
+            String status = new String(raw.getInputStream().readNBytes(12), StandardCharsets.US_ASCII);
+            assertThat(status).isEqualTo("HTTP/1.1 413");
+        }
 
         McpSyncClient client = openServer.client(Map.of());
         try {

@@ -25,9 +25,13 @@ import java.util.Map;
  * {@code {"jsonrpc":"2.0","id":null,"error":{"code":..,"message":..}}} with the SDK's code and message. A new
  * session refused for the session limit becomes a 503 with {@code Retry-After}. It also hands the request's
  * session key to the SDK's session factory ({@link RequestScope}). Success responses (JSON and event
- * streams) pass straight through; errors sent with {@code sendError} are rendered by {@link JsonErrorHandler}.
+ * streams) pass straight through; errors sent with {@code sendError} are rendered by {@link JsonErrorHandler},
+ * except a 413, which is answered here and followed by a bounded drain of the refused body.
  */
 final class ErrorBodyFilter implements Filter {
+    /** How much of a refused body is read and dropped so that the client sees the 413 (see {@link #drain}). */
+    private static final long DRAIN_BYTES = 256L << 20;
+    private static final long DRAIN_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
     private final McpJsonMapper mapper;
 
     ErrorBodyFilter(McpJsonMapper mapper) {
@@ -59,7 +63,7 @@ final class ErrorBodyFilter implements Filter {
         }
         int status = wrapper.status;
         int code = HttpErrors.codeFor(status);
-        String message = "HTTP " + status;
+        String message = wrapper.tooLarge ? org.eclipse.jetty.http.HttpStatus.getMessage(status) : "HTTP " + status;
         try {
             Object dump = wrapper.captured == null ? null : mapper.readValue(wrapper.captured.toByteArray(), Object.class);
             if (dump instanceof Map<?, ?> m && m.get("jsonRpcError") instanceof Map<?, ?> e) {
@@ -73,17 +77,65 @@ final class ErrorBodyFilter implements Filter {
         } catch (IOException | RuntimeException notTheSdksDump) {
             // keep the generic message: whatever it was, it is not passed on
         }
+        if (status == 413) {
+            res.setHeader("Connection", "close");
+        }
         HttpErrors.write(res, status, JsonRpc.error(mapper, null, code, message));
+        if (status == 413) {
+            drain(request, res);
+        }
+    }
+
+    /**
+     * Reads and drops what is left of a refused body, after the answer is on the wire. Closing with unread bytes
+     * makes the kernel send a reset, which can destroy the 413 in the client's receive buffer before the client,
+     * still writing, reads it (the JDK client then reports "header parser received no bytes"). Bounded in bytes
+     * and time; past either, the connection closes as before.
+     */
+    private static void drain(ServletRequest request, HttpServletResponse res) {
+        long deadline = System.nanoTime() + DRAIN_NANOS;
+        long left = DRAIN_BYTES;
+        byte[] sink = new byte[1 << 16];
+        try {
+            res.flushBuffer();
+            var in = request.getInputStream();
+            for (int n; left > 0 && System.nanoTime() < deadline && (n = in.read(sink)) >= 0; ) {
+                left -= n;
+            }
+        } catch (IOException | RuntimeException gone) {
+            // the client closed first: nothing left to protect
+        }
     }
 
     /** Passes everything through, except a body written after an error status, which it keeps. */
     private static final class Capturing extends HttpServletResponseWrapper {
         int status = 200;
+        boolean tooLarge;
         ByteArrayOutputStream captured;
         PrintWriter writer;
 
         Capturing(HttpServletResponse response) {
             super(response);
+        }
+
+        /** A 413 is answered here, not by the error page: the answer must be written before the body is drained. */
+        @Override
+        public void sendError(int sc) throws IOException {
+            if (sc == 413) {
+                status = sc;
+                tooLarge = true;
+            } else {
+                super.sendError(sc);
+            }
+        }
+
+        @Override
+        public void sendError(int sc, String msg) throws IOException {
+            if (sc == 413) {
+                sendError(sc);
+            } else {
+                super.sendError(sc, msg);
+            }
         }
 
         @Override
