@@ -13,5 +13,5 @@ out="$(pwd)/docs"
 mode="${1:-full}"
 sections=""
 if [ $# -gt 1 ]; then shift; sections="$(IFS=,; echo "$*")"; out="$(pwd)/sandbox-benchmarks/target/bench-partial"; fi
-exec mvn -B -ntp -q -pl sandbox-benchmarks exec:java -Dexec.mainClass=dev.sandboxkit.benchmarks.BenchmarkMain \
+exec mvn -B -ntp -q -pl sandbox-benchmarks exec:java -Dexec.mainClass=dev.sandboxkit.benchmarks.BenchmarkMain -Dexec.classpathScope=test \
   -Dexec.args="$out $mode $sections"

@@ -374,6 +374,15 @@ final class HostFiles implements SandboxFiles {
     private void place(Path staged, String[] comps, String path) {
         int dir = openDir(comps, comps.length - 1, true);
         try {
+            placeIn(dir, staged, comps, path);
+        } finally {
+            LinuxFs.closeQuietly(dir);
+        }
+    }
+
+    /** Renames a staged entry over the last component, in {@code dir}, its pinned parent directory. */
+    private void placeIn(int dir, Path staged, String[] comps, String path) {
+        try {
             LinuxFs.rename(LinuxFs.AT_FDCWD, staged.toString().getBytes(PATH_CHARSET), dir, bytes(last(comps)));
         } catch (Errno e) {
             if (e.code == LinuxFs.EISDIR || e.code == LinuxFs.ENOTEMPTY || e.code == LinuxFs.EEXIST) {
@@ -384,8 +393,33 @@ final class HostFiles implements SandboxFiles {
                         + "root must be a single filesystem (" + staging.dir + " and " + workdir + " differ)");
             }
             throw error(e, path);
-        } finally {
-            LinuxFs.closeQuietly(dir);
+        }
+    }
+
+    /**
+     * The parent directory of the entry placed last, kept open: a tar lists a directory's entries together, and
+     * walking down from the workdir for each costs a few system calls per component. Safe to reuse: the
+     * descriptor pins the directory itself, and an extraction only ever adds entries (a link cannot be renamed
+     * over a directory).
+     */
+    private final class Parents implements AutoCloseable {
+        private String[] comps = new String[0];
+        private int fd = -1;
+
+        int of(String[] entry) {
+            int n = entry.length - 1;
+            if (fd < 0 || comps.length != n || !Arrays.equals(comps, 0, n, entry, 0, n)) {
+                close();
+                fd = openDir(entry, n, true);
+                comps = Arrays.copyOf(entry, n);
+            }
+            return fd;
+        }
+
+        @Override
+        public void close() {
+            LinuxFs.closeQuietly(fd);
+            fd = -1;
         }
     }
 
@@ -496,6 +530,7 @@ final class HostFiles implements SandboxFiles {
         String[] base = split(directory);
         LinuxFs.closeQuietly(openDir(base, base.length, true));
         TarFormat.Reader reader = new TarFormat.Reader(tar);
+        Parents parents = new Parents();
         int files = 0;
         int dirs = 0;
         int links = 0;
@@ -532,7 +567,7 @@ final class HostFiles implements SandboxFiles {
                             }
                             // Only the executable bit survives: never setuid, setgid or sticky.
                             own(temp, archive ? e.mode() & 0777 : (e.mode() & 0111) != 0 ? EXEC_MODE : FILE_MODE);
-                            place(temp, comps, path);
+                            placeIn(parents.of(comps), temp, comps, path);
                         } finally {
                             staging.deleteQuietly(temp);
                         }
@@ -552,7 +587,7 @@ final class HostFiles implements SandboxFiles {
                             if (chown) {
                                 LinuxFs.lchown(LinuxFs.AT_FDCWD, tempBytes, uid, gid);
                             }
-                            place(temp, comps, path);
+                            placeIn(parents.of(comps), temp, comps, path);
                         } finally {
                             staging.deleteQuietly(temp);
                         }
@@ -581,6 +616,8 @@ final class HostFiles implements SandboxFiles {
             throw error(e, directory);
         } catch (IOException e) {
             throw ioError("upload into", directory, e);
+        } finally {
+            parents.close();
         }
         return new UploadResult(files, dirs, links, bytes);
     }
