@@ -492,6 +492,9 @@ public final class VolumeFiles implements SandboxFiles {
         walk(base, base.length, true);
         Map<String, Kind> seen = new HashMap<>();
         seen.put("", Kind.OLD_DIR);
+        // Extracted at the helper's "/" with full names: the engine refuses a link whose target leaves the
+        // directory it extracts into, and a workdir's archive may hold such links (kept as data, never followed).
+        String prefix = abs(base, base.length).substring(1) + "/";
         TarFormat.Reader reader = new TarFormat.Reader(tar);
         int files = 0;
         int dirs = 0;
@@ -513,12 +516,12 @@ public final class VolumeFiles implements SandboxFiles {
                     switch (e.type()) {
                         case TarFormat.DIRECTORY -> {
                             if (rel.length > 0) {
-                                parents(rel, base, seen, out, now);
-                                Kind k = ensureDir(rel, base, seen, out, now, archive ? e.mode() & 0777 : -1);
+                                parents(rel, base, prefix, seen, out, now);
+                                Kind k = ensureDir(rel, base, prefix, seen, out, now, archive ? e.mode() & 0777 : -1);
                                 if (archive && k == Kind.OLD_DIR) {
                                     // An existing directory gets the archive's mode, as the host import gives it.
-                                    write(out, TarFormat.header(dirName(rel), TarFormat.DIRECTORY, e.mode() & 0777, 0,
-                                            uid, gid, now, null));
+                                    write(out, TarFormat.header(dirName(prefix, rel), TarFormat.DIRECTORY,
+                                            e.mode() & 0777, 0, uid, gid, now, null));
                                 }
                             }
                             dirs++;
@@ -530,13 +533,13 @@ public final class VolumeFiles implements SandboxFiles {
                             if (e.size() > limits.maxFileBytes()) {
                                 throw HostFiles.tooLarge(path, e.size(), limits.maxFileBytes());
                             }
-                            parents(rel, base, seen, out, now);
-                            claim(rel, base, seen, Kind.FILE, path);
+                            parents(rel, base, prefix, seen, out, now);
+                            claim(rel, seen, Kind.FILE, path);
                             // Only the executable bit survives: never setuid, setgid or sticky.
                             int mode = archive ? e.mode() & 0777
                                     : (e.mode() & 0111) != 0 ? HostFiles.EXEC_MODE : HostFiles.FILE_MODE;
-                            write(out, TarFormat.header(name(rel), TarFormat.REGULAR, mode, e.size(), uid, gid, now,
-                                    null));
+                            write(out, TarFormat.header(name(prefix, rel), TarFormat.REGULAR, mode, e.size(), uid, gid,
+                                    now, null));
                             long n = reader.copyContent(out);
                             write(out, new byte[TarFormat.padding(n)]);
                             bytes += n;
@@ -552,9 +555,9 @@ public final class VolumeFiles implements SandboxFiles {
                             if (HostFiles.text(e.link()).indexOf('\0') >= 0) {
                                 throw TarFormat.invalid("link '" + shownName + "' has a target containing NUL");
                             }
-                            parents(rel, base, seen, out, now);
-                            claim(rel, base, seen, Kind.LINK, path);
-                            write(out, TarFormat.header(name(rel), TarFormat.SYMLINK, 0777, 0, uid, gid, now,
+                            parents(rel, base, prefix, seen, out, now);
+                            claim(rel, seen, Kind.LINK, path);
+                            write(out, TarFormat.header(name(prefix, rel), TarFormat.SYMLINK, 0777, 0, uid, gid, now,
                                     e.link()));
                             links++;
                         }
@@ -569,7 +572,7 @@ public final class VolumeFiles implements SandboxFiles {
                 }
                 write(out, TarFormat.endOfArchive());
             }
-            put(abs(base, base.length), Files.newInputStream(spool), Files.size(spool), directory);
+            put("/", Files.newInputStream(spool), Files.size(spool), directory);
         } catch (IOException e) {
             throw HostFiles.ioError("upload into", directory, e);
         } finally {
@@ -579,10 +582,10 @@ public final class VolumeFiles implements SandboxFiles {
     }
 
     /** Makes sure every parent of {@code rel} is a directory, made by this archive or checked in the volume. */
-    private void parents(String[] rel, String[] base, Map<String, Kind> seen, FileChannel out, long now)
-            throws IOException {
+    private void parents(String[] rel, String[] base, String prefix, Map<String, Kind> seen, FileChannel out,
+            long now) throws IOException {
         for (int i = 1; i < rel.length; i++) {
-            ensureDir(Arrays.copyOf(rel, i), base, seen, out, now, -1);
+            ensureDir(Arrays.copyOf(rel, i), base, prefix, seen, out, now, -1);
         }
     }
 
@@ -590,8 +593,8 @@ public final class VolumeFiles implements SandboxFiles {
      * The directory {@code rel}: known from this archive, else looked up in the volume (a link there is refused)
      * unless a parent was made by this archive, and written as an entry when missing ({@code mode} -1: 0755).
      */
-    private Kind ensureDir(String[] rel, String[] base, Map<String, Kind> seen, FileChannel out, long now, int mode)
-            throws IOException {
+    private Kind ensureDir(String[] rel, String[] base, String prefix, Map<String, Kind> seen, FileChannel out,
+            long now, int mode) throws IOException {
         String key = String.join("/", rel);
         String shown = String.join("/", HostFiles.concat(base, rel));
         Kind k = seen.get(key);
@@ -599,8 +602,8 @@ public final class VolumeFiles implements SandboxFiles {
             Kind parent = seen.getOrDefault(String.join("/", Arrays.copyOf(rel, rel.length - 1)), Kind.OLD_DIR);
             VolumeAccess.PathStat st = parent == Kind.NEW_DIR ? null : access.stat(root + "/" + shown);
             if (st == null) {
-                write(out, TarFormat.header(dirName(rel), TarFormat.DIRECTORY, mode < 0 ? HostFiles.DIR_MODE : mode, 0,
-                        uid, gid, now, null));
+                write(out, TarFormat.header(dirName(prefix, rel), TarFormat.DIRECTORY,
+                        mode < 0 ? HostFiles.DIR_MODE : mode, 0, uid, gid, now, null));
                 k = Kind.NEW_DIR;
             } else if (st.type() == FileType.DIRECTORY) {
                 k = Kind.OLD_DIR;
@@ -622,19 +625,19 @@ public final class VolumeFiles implements SandboxFiles {
     }
 
     /** A file or link of the archive replaces a file or link, never a directory (as the host upload refuses). */
-    private static void claim(String[] rel, String[] base, Map<String, Kind> seen, Kind kind, String path) {
+    private static void claim(String[] rel, Map<String, Kind> seen, Kind kind, String path) {
         Kind before = seen.put(String.join("/", rel), kind);
         if (before == Kind.NEW_DIR || before == Kind.OLD_DIR) {
             throw new SandboxFileException(Reason.IS_A_DIRECTORY, "'" + path + "' is a directory");
         }
     }
 
-    private static byte[] name(String[] rel) {
-        return HostFiles.bytes(String.join("/", rel));
+    private static byte[] name(String prefix, String[] rel) {
+        return HostFiles.bytes(prefix + String.join("/", rel));
     }
 
-    private static byte[] dirName(String[] rel) {
-        return HostFiles.bytes(String.join("/", rel) + "/");
+    private static byte[] dirName(String prefix, String[] rel) {
+        return HostFiles.bytes(prefix + String.join("/", rel) + "/");
     }
 
     private static void write(FileChannel out, byte[] b) throws IOException {

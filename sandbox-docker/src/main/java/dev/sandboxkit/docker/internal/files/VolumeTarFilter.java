@@ -163,7 +163,6 @@ final class VolumeTarFilter extends InputStream {
 
     /** The entry's name below the root, or {@code null} for the root itself; refuses names that leave it. */
     private byte[] relative(byte[] raw) {
-        String shown = new String(raw, StandardCharsets.UTF_8);
         byte[] name = raw;
         if (stripRoot) {
             int slash = indexOf(raw, (byte) '/');
@@ -173,7 +172,7 @@ final class VolumeTarFilter extends InputStream {
             name = Arrays.copyOfRange(raw, slash + 1, raw.length);
         }
         boolean dir = name[name.length - 1] == '/';
-        String[] comps = HostFiles.entryComponents(name, shown);
+        String[] comps = HostFiles.entryComponents(name, new String(name, StandardCharsets.UTF_8));
         if (comps.length == 0) {
             return null;
         }
