@@ -489,7 +489,7 @@ public final class VolumeFiles implements SandboxFiles {
 
     private UploadResult extract(String directory, InputStream tar, boolean archive) {
         String[] base = HostFiles.split(directory);
-        walk(base, base.length, true);
+        List<VolumeAccess.PathStat> baseStats = walk(base, base.length, true);
         Map<String, Kind> seen = new HashMap<>();
         seen.put("", Kind.OLD_DIR);
         // Extracted at the helper's "/" with full names: the engine refuses a link whose target leaves the
@@ -505,6 +505,19 @@ public final class VolumeFiles implements SandboxFiles {
         Path spool = tempFile();
         try {
             try (FileChannel out = FileChannel.open(spool, StandardOpenOption.WRITE)) {
+                // Every directory above the entries as an entry of its own, mode unchanged: the engine would make
+                // one that vanished meanwhile (a sandbox renaming it) as root, which the sandbox could not remove.
+                String[] rootParts = root.substring(1).split("/");
+                for (int i = 1; i <= rootParts.length; i++) {
+                    String dir = "/" + String.join("/", Arrays.copyOf(rootParts, i));
+                    VolumeAccess.PathStat st = access.stat(dir);
+                    write(out, TarFormat.header(HostFiles.bytes(dir.substring(1) + "/"), TarFormat.DIRECTORY,
+                            st == null ? HostFiles.DIR_MODE : st.mode() & 0777, 0, uid, gid, now, null));
+                }
+                for (int i = 0; i < base.length; i++) {
+                    write(out, TarFormat.header(dirName(abs(base, 0).substring(1) + "/", Arrays.copyOf(base, i + 1)),
+                            TarFormat.DIRECTORY, baseStats.get(i).mode() & 0777, 0, uid, gid, now, null));
+                }
                 for (TarFormat.Entry e = reader.next(); e != null; e = reader.next()) {
                     if (++entries > limits.maxEntries()) {
                         throw HostFiles.tooMany("the archive", limits.maxEntries());
@@ -606,6 +619,9 @@ public final class VolumeFiles implements SandboxFiles {
                         mode < 0 ? HostFiles.DIR_MODE : mode, 0, uid, gid, now, null));
                 k = Kind.NEW_DIR;
             } else if (st.type() == FileType.DIRECTORY) {
+                // Written with its own mode, for the reason given in extract.
+                write(out, TarFormat.header(dirName(prefix, rel), TarFormat.DIRECTORY, st.mode() & 0777, 0, uid, gid,
+                        now, null));
                 k = Kind.OLD_DIR;
             } else if (st.type() == FileType.SYMLINK) {
                 throw HostFiles.symlink(shown);
@@ -653,10 +669,11 @@ public final class VolumeFiles implements SandboxFiles {
      * Checks that {@code comps[0..count)} are real directories, one {@code HEAD} per component; with
      * {@code create}, missing ones are made (0755, the owner's).
      */
-    private void walk(String[] comps, int count, boolean create) {
+    private List<VolumeAccess.PathStat> walk(String[] comps, int count, boolean create) {
         if (count > HostFiles.MAX_DEPTH) {
             throw HostFiles.tooDeep(String.join("/", comps));
         }
+        List<VolumeAccess.PathStat> stats = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
             String shown = String.join("/", Arrays.copyOf(comps, i + 1));
             String p = abs(comps, i + 1);
@@ -676,15 +693,15 @@ public final class VolumeFiles implements SandboxFiles {
             if (st.type() != FileType.DIRECTORY) {
                 throw new SandboxFileException(Reason.NOT_A_DIRECTORY, "'" + shown + "' is not a directory");
             }
+            stats.add(st);
         }
+        return stats;
     }
 
     private void put(String dir, InputStream body, long length, String shown) {
         try {
             access.put(dir, body, length);
         } catch (SandboxFileException e) {
-            throw e;
-        } catch (SandboxException e) {
             String m = String.valueOf(e.getMessage());
             if (m.contains("cannot overwrite directory")) {
                 throw new SandboxFileException(Reason.IS_A_DIRECTORY, "'" + shown + "': an entry names a directory", e);

@@ -645,8 +645,9 @@ public final class VolumeWorkdirs implements Workdirs {
                 helperGone(volume, id);
                 throw new SandboxNotFoundException("no such directory in volume " + volume + ": " + dir);
             } catch (DockerException e) {
-                throw new SandboxException("cannot write into '" + dir + "' of volume " + volume + ": "
-                        + e.getMessage(), e);
+                // Also what a sandbox changing the tree under the extraction causes: a files error, not an outage.
+                throw new SandboxFileException(SandboxFileException.Reason.IO_ERROR, "cannot write into '" + dir
+                        + "' of volume " + volume + ": " + e.getMessage(), e);
             } catch (IOException e) {
                 throw new SandboxFileException(SandboxFileException.Reason.IO_ERROR, "cannot write into '" + dir
                         + "': " + e, e);
