@@ -37,7 +37,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -109,12 +108,7 @@ class VolumeWorkdirsOnDockerTest {
     }
 
     private void suspend(SandboxManager m, String sessionId) throws InterruptedException {
-        clock.advance(TTL.plusSeconds(1));
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (m.session(sessionId).orElseThrow().state() != SessionState.SUSPENDED) {
-            assertThat(System.nanoTime() - until).as("reaped in time").isNegative();
-            Thread.sleep(20);
-        }
+        ArchiveOnDockerTest.suspend(clock, TTL, m, sessionId);
     }
 
     private String volumeName(Sandbox sandbox) {
