@@ -6,12 +6,23 @@ import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.docker.internal.files.FilesTestSupport.Entry;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 
+import dev.sandboxkit.SandboxNotFoundException;
+
 import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Arrays;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static dev.sandboxkit.docker.internal.files.FilesTestSupport.tarStream;
+import static dev.sandboxkit.docker.internal.files.FilesTestSupport.untar;
 import static dev.sandboxkit.docker.internal.files.FilesTestSupport.utf8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -100,5 +111,69 @@ final class HostileRequests {
         refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", new ByteArrayInputStream(Arrays.copyOf(good, 700))));
         refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", new ByteArrayInputStream(
                 utf8("this is not a tar archive at all".repeat(40)))));
+    }
+
+    /** How the host's calls of a race fared, per call: succeeded or refused. */
+    record RaceCalls(Map<String, AtomicInteger> ok, Map<String, AtomicInteger> refused) {
+        int succeeded() {
+            return ok.values().stream().mapToInt(AtomicInteger::get).sum();
+        }
+
+        int refusals() {
+            return refused.values().stream().mapToInt(AtomicInteger::get).sum();
+        }
+
+        int total() {
+            return succeeded() + refusals();
+        }
+    }
+
+    /**
+     * For {@code duration}, every files call in turn on {@code race/f} and {@code race} while the sandbox swaps them;
+     * every content read must be one the race could produce (never a host or image file). Call under a timeout.
+     */
+    static RaceCalls raceCalls(SandboxFiles files, Duration duration) throws IOException {
+        RaceCalls calls = new RaceCalls(new TreeMap<>(), new TreeMap<>());
+        long end = System.nanoTime() + duration.toNanos();
+        int i = 0;
+        while (System.nanoTime() < end) {
+            String op = switch (i++ % 8) {
+                case 0 -> "read";
+                case 1 -> "stream";
+                case 2 -> "stat";
+                case 3 -> "list";
+                case 4 -> "write";
+                case 5 -> "download";
+                case 6 -> "upload";
+                default -> "delete";
+            };
+            try {
+                switch (op) {
+                    case "read" -> assertSafe(new String(files.readBytes("race/f"), StandardCharsets.UTF_8));
+                    case "stream" -> assertSafe(readAll(files.newInputStream("race/f")));
+                    case "stat" -> files.stat("race/f");
+                    case "list" -> files.list("race");
+                    case "write" -> files.write("race/f", utf8("host\n"));
+                    case "download" -> untar(files.downloadTar("race")).values().forEach(r -> assertSafe(r.text()));
+                    case "upload" -> files.uploadTar("race", tarStream(Entry.file("up.txt", "host\n")));
+                    default -> files.delete("race/f");
+                }
+                calls.ok().computeIfAbsent(op, k -> new AtomicInteger()).incrementAndGet();
+            } catch (SandboxFileException | SandboxNotFoundException | UncheckedIOException expected) {
+                calls.refused().computeIfAbsent(op, k -> new AtomicInteger()).incrementAndGet();
+            }
+        }
+        return calls;
+    }
+
+    private static void assertSafe(String content) {
+        assertThat(content).as("content read during the race").isIn("safe\n", "host\n", "inner\n", "")
+                .doesNotContain("root:").doesNotContain("CANARY");
+    }
+
+    private static String readAll(InputStream in) throws IOException {
+        try (in) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
     }
 }
