@@ -63,8 +63,8 @@ import java.util.concurrent.TimeUnit;
  * be remote. The volume carries the containers' labels ({@link SandboxLabels#MANAGED}, session, owner) and is
  * mounted at /workspace with {@code nocopy} (the image's own /workspace never fills it). The files API, exports,
  * imports, snapshots and templates go through {@link VolumeFiles} on a helper container per volume (created,
- * never started, network none, labelled {@value #ROLE}={@value #HELPER}), cached until the workdir is deleted or
- * the driver closed; helpers left behind by a crash are removed by {@link #sweep}. Snapshots are volumes too,
+ * never started, network none, labelled {@value #ROLE}={@value #HELPER}), cached until the workdir is deleted (which
+ * removes every helper of the volume, whoever made it) or the driver closed; see {@link #sweep} for leftovers. Snapshots are volumes too,
  * {@code tree/} beside a {@code snapshot.properties} (volume labels cannot be changed; snapshot labels can).
  */
 public final class VolumeWorkdirs implements Workdirs {
@@ -79,12 +79,14 @@ public final class VolumeWorkdirs implements Workdirs {
     static final String WORKDIR = "workdir";
     static final String SNAPSHOT = "snapshot";
     static final String HELPER = "helper";
+    /** A one-off container for a command the archive API cannot do (a delete); removed when it exits. */
+    public static final String RUN = "run";
     private static final String MOUNT = SandboxSpec.WORKSPACE;
     private static final String TREE = MOUNT + "/tree";
     private static final String META = "snapshot.properties";
     private static final String LABEL = "label.";
-    /** A helper nobody here holds, older than this, is a crash's leftover (a live manager recreates a swept one). */
-    private static final long HELPER_GRACE_SECONDS = 600;
+    /** A one-off container older than this is a crash's leftover: its command has a far shorter timeout. */
+    static final long HELPER_GRACE_SECONDS = 600;
     private static final long SWEEP_EVERY_NANOS = TimeUnit.SECONDS.toNanos(60);
     private static final long RUN_TIMEOUT_SECONDS = 120;
     private static final Logger log = LoggerFactory.getLogger(VolumeWorkdirs.class);
@@ -95,6 +97,7 @@ public final class VolumeWorkdirs implements Workdirs {
     private final String instanceId;
     private final String defaultUser;
     private final String namespace;
+    private final long helperGraceSeconds;
     /** Volume name to its helper container id. */
     private final Map<String, String> helpers = new ConcurrentHashMap<>();
     private volatile long lastSweep = System.nanoTime() - SWEEP_EVERY_NANOS;
@@ -109,6 +112,13 @@ public final class VolumeWorkdirs implements Workdirs {
      * @param defaultUser the sandbox user when the spec names none
      */
     public VolumeWorkdirs(DockerClient docker, EngineClient engine, String instanceId, Path root, String defaultUser) {
+        this(docker, engine, instanceId, root, defaultUser, HELPER_GRACE_SECONDS);
+    }
+
+    /** As the public constructor, with another grace period for leftover helpers (tests). */
+    VolumeWorkdirs(DockerClient docker, EngineClient engine, String instanceId, Path root, String defaultUser,
+            long helperGraceSeconds) {
+        this.helperGraceSeconds = helperGraceSeconds;
         this.docker = docker;
         this.engine = engine;
         this.host = engine.host();
@@ -498,8 +508,10 @@ public final class VolumeWorkdirs implements Workdirs {
     }
 
     /**
-     * Removes helpers and one-off containers nobody here holds that are older than the grace period: leftovers of
-     * a crash. Throttled to once a minute; called from the orphan sweep's listing.
+     * Removes what a crash left: one-off containers older than the grace period (any owner: their commands time out
+     * long before), and helpers labelled with this driver's own owner id that it does not hold. Helpers of other
+     * managers are never touched (they may be in use); every helper of a volume goes when its workdir is deleted.
+     * Throttled to once a minute; called from the orphan sweep's listing.
      */
     @Override
     public void sweep() {
@@ -508,11 +520,15 @@ public final class VolumeWorkdirs implements Workdirs {
             return;
         }
         lastSweep = now;
-        long cutoff = Instant.now().getEpochSecond() - HELPER_GRACE_SECONDS;
+        long cutoff = Instant.now().getEpochSecond() - helperGraceSeconds;
         try {
             for (Container c : call(() -> docker.listContainersCmd().withShowAll(true)
-                    .withLabelFilter(Map.of(SandboxLabels.MANAGED, "true", ROLE, HELPER)).exec())) {
-                if (!helpers.containsValue(c.getId()) && c.getCreated() != null && c.getCreated() < cutoff) {
+                    .withLabelFilter(Map.of(SandboxLabels.MANAGED, "true")).exec())) {
+                Map<String, String> l = c.getLabels() == null ? Map.of() : c.getLabels();
+                boolean oldRun = RUN.equals(l.get(ROLE)) && c.getCreated() != null && c.getCreated() <= cutoff;
+                boolean strayHelper = HELPER.equals(l.get(ROLE)) && instanceId.equals(l.get(SandboxLabels.OWNER))
+                        && !helpers.containsValue(c.getId()) && c.getCreated() != null && c.getCreated() <= cutoff;
+                if (oldRun || strayHelper) {
                     removeContainerQuietly(c.getId());
                 }
             }
@@ -659,7 +675,7 @@ public final class VolumeWorkdirs implements Workdirs {
             if (volumeLabels == null) {
                 throw new SandboxNotFoundException("workdir volume " + volume + " does not exist");
             }
-            String id = createContainer(volume, volumeLabels, image, user, argv, HELPER);
+            String id = createContainer(volume, volumeLabels, image, user, argv, RUN);
             try {
                 call(() -> {
                     docker.startContainerCmd(id).exec();
