@@ -14,7 +14,6 @@ import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.Frame;
 import com.github.dockerjava.api.model.HostConfig;
 import com.github.dockerjava.api.model.Mount;
-import com.github.dockerjava.api.model.MountType;
 import com.github.dockerjava.core.DefaultDockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
 import com.github.dockerjava.zerodep.ZerodepDockerHttpClient;
@@ -35,8 +34,10 @@ import dev.sandboxkit.docker.internal.engine.EngineClient;
 import dev.sandboxkit.docker.internal.engine.EngineDiscovery;
 import dev.sandboxkit.docker.internal.engine.EngineExec;
 import dev.sandboxkit.docker.internal.engine.EngineTunnel;
-import dev.sandboxkit.docker.internal.files.HostSnapshots;
 import dev.sandboxkit.docker.internal.files.HostWorkspaces;
+import dev.sandboxkit.docker.internal.workdir.HostDirWorkdirs;
+import dev.sandboxkit.docker.internal.workdir.VolumeWorkdirs;
+import dev.sandboxkit.docker.internal.workdir.Workdirs;
 import dev.sandboxkit.spi.CreateRequest;
 import dev.sandboxkit.spi.DriverCapability;
 import dev.sandboxkit.spi.DriverContext;
@@ -82,6 +83,8 @@ final class DockerSandboxDriver implements SandboxDriver {
     /** The highest uid or gid the engine runs a container as (runc refuses 2^31 and above). */
     static final long MAX_ENGINE_ID = Integer.MAX_VALUE;
     static final String PULL_TIMEOUT_PROPERTY = "docker.pullTimeout";
+    /** {@code host} (default): workdirs are host directories; {@code volume}: one named volume per session. */
+    static final String WORKDIRS_PROPERTY = "docker.workdirs";
     private static final Duration DEFAULT_PULL_TIMEOUT = Duration.ofMinutes(10);
     /**
      * Under init, sleep failing to exec shows only after start returns. Measured here: an inspect 10 ms after
@@ -98,8 +101,10 @@ final class DockerSandboxDriver implements SandboxDriver {
     private final EngineExec execs;
     private final ExecChannels channels;
     private final EngineTunnel.Registry tunnels;
-    private final HostWorkspaces workspaces;
-    private final HostSnapshots snapshots;
+    private final HostDirWorkdirs hostDirs;
+    private final VolumeWorkdirs volumes;
+    /** Where new workdirs go: {@link #hostDirs} or {@link #volumes}. Existing ones stay with their location's. */
+    private final Workdirs preferred;
     private final Duration pullTimeout;
     /** Images seen present, so create skips the inspect; dropped when the engine says otherwise. */
     private final Set<String> knownImages = ConcurrentHashMap.newKeySet();
@@ -113,7 +118,10 @@ final class DockerSandboxDriver implements SandboxDriver {
     /** With the environment and home of {@code discovery} instead of this process's (tests). */
     DockerSandboxDriver(DriverContext context, EngineDiscovery discovery) {
         this.host = discovery.resolve(context);
-        requireLocalEngine(host, context.workspaceRoot());
+        boolean useVolumes = volumeWorkdirs(context);
+        if (!useVolumes) {
+            requireLocalEngine(host, context.workspaceRoot());
+        }
         String defaultUser = context.property(DEFAULT_USER_PROPERTY).orElse(DEFAULT_USER).trim();
         try {
             requireEngineIds(HostWorkspaces.Ids.parse(defaultUser));
@@ -128,8 +136,7 @@ final class DockerSandboxDriver implements SandboxDriver {
             throw new SandboxConfigurationException("sandboxkit." + ExecChannels.IDLE_TIMEOUT_PROPERTY
                     + " must not be negative, got: " + channelIdle);
         }
-        this.workspaces = new HostWorkspaces(context.workspaceRoot(), defaultUser);
-        this.snapshots = new HostSnapshots(workspaces);
+        this.hostDirs = new HostDirWorkdirs(context.workspaceRoot(), defaultUser);
         DefaultDockerClientConfig config = DefaultDockerClientConfig.createDefaultConfigBuilder()
                 .withDockerHost(host.dockerJavaHost())
                 .withDockerTlsVerify(false)
@@ -148,6 +155,8 @@ final class DockerSandboxDriver implements SandboxDriver {
                 .build();
         this.docker = DockerClientImpl.getInstance(config, http);
         this.engine = new EngineClient(host);
+        this.volumes = new VolumeWorkdirs(docker, engine, context.instanceId(), context.workspaceRoot(), defaultUser);
+        this.preferred = useVolumes ? volumes : hostDirs;
         this.execs = new EngineExec(engine);
         this.tunnels = new EngineTunnel.Registry(engine, execs);
         // setsid gives each channel command a session of its own, as an engine exec has (one more exec each).
@@ -155,18 +164,29 @@ final class DockerSandboxDriver implements SandboxDriver {
                 .map(v -> !v.trim().equalsIgnoreCase("false")).orElse(true), channelIdle, context.clock());
     }
 
+    /** {@value #WORKDIRS_PROPERTY}: {@code host} (default) or {@code volume}. */
+    static boolean volumeWorkdirs(DriverContext context) {
+        String v = context.property(WORKDIRS_PROPERTY).orElse("host").trim().toLowerCase(Locale.ROOT);
+        return switch (v) {
+            case "host", "" -> false;
+            case "volume", "volumes" -> true;
+            default -> throw new SandboxConfigurationException("sandboxkit." + WORKDIRS_PROPERTY
+                    + " must be 'host' or 'volume', got: " + v);
+        };
+    }
+
     /**
-     * A workdir is a host directory bind-mounted into the container, which only an engine on this machine can
-     * mount. A remote engine would need a named volume per session (not supported yet): refuse it now rather
-     * than create containers on a directory the engine does not have.
+     * A host-directory workdir is bind-mounted into the container, which only an engine on this machine can
+     * mount: refuse a remote engine now rather than create containers on a directory the engine does not have.
+     * With {@value #WORKDIRS_PROPERTY}={@code volume} there is no host directory and any engine will do.
      */
     static void requireLocalEngine(DockerHost host, Path workspaceRoot) {
         if (!host.local()) {
             throw new SandboxConfigurationException("the Docker engine at " + host + " (" + host.source() + ") is "
                     + "remote, but sandbox workdirs are host directories under " + workspaceRoot + ", which exist only "
                     + "on this machine: a remote engine needs a named volume per session, which this driver does not "
-                    + "support yet. Use an engine on this machine (unix socket, loopback or one of this host's "
-                    + "addresses)");
+                    + "support in host-directory mode. Use an engine on this machine (unix socket, loopback or one of this "
+                    + "host's addresses), or set sandboxkit." + WORKDIRS_PROPERTY + "=volume");
         }
     }
 
@@ -177,10 +197,11 @@ final class DockerSandboxDriver implements SandboxDriver {
 
     @Override
     public Set<DriverCapability> capabilities() {
-        return EnumSet.of(DriverCapability.STDIN, DriverCapability.KILL_PROCESS_GROUP, DriverCapability.STREAMING,
-                DriverCapability.HOST_WORKSPACE, DriverCapability.REAL_PROCESSES, DriverCapability.FILES,
-                DriverCapability.SNAPSHOTS, DriverCapability.WORKSPACE_ARCHIVE, DriverCapability.PORT_FORWARD,
-                DriverCapability.BACKGROUND_PROCESSES, DriverCapability.TTY, DriverCapability.DIRECTORY_TEMPLATES);
+        Set<DriverCapability> caps = EnumSet.of(DriverCapability.STDIN, DriverCapability.KILL_PROCESS_GROUP,
+                DriverCapability.STREAMING, DriverCapability.REAL_PROCESSES, DriverCapability.PORT_FORWARD,
+                DriverCapability.BACKGROUND_PROCESSES, DriverCapability.TTY);
+        caps.addAll(preferred.capabilities()); // what new workdirs can do
+        return caps;
     }
 
     @Override
@@ -190,88 +211,90 @@ final class DockerSandboxDriver implements SandboxDriver {
 
     @Override
     public String createWorkspace(String sessionId, SandboxSpec spec) {
-        requireEngineIds(workspaces.ids(spec));
-        return workspaces.create(sessionId, spec);
+        requireEngineIds(ids(preferred, spec));
+        return preferred.create(sessionId, spec);
+    }
+
+    /** The backend a location belongs to: a volume's ({@code volume:<name>}) or a host directory's. */
+    private Workdirs of(String location) {
+        return VolumeWorkdirs.owns(location) ? volumes : hostDirs;
+    }
+
+    private static HostWorkspaces.Ids ids(Workdirs workdirs, SandboxSpec spec) {
+        return HostWorkspaces.Ids.parse(workdirs.sandboxUser(spec));
     }
 
     @Override
     public void deleteWorkspace(String workspace) {
-        workspaces.delete(workspace);
+        of(workspace).delete(workspace);
     }
 
-    /** Host-side, on the bind-mounted directory; no container needed (see {@code internal.files.HostFiles}). */
+    /** Host directories: host-side on the bind-mounted directory; volumes: the archive API (see Workdirs). */
     @Override
     public SandboxFiles files(String workspace, SandboxSpec spec, FileLimits limits) {
-        return workspaces.files(workspace, spec, limits);
+        return of(workspace).files(workspace, spec, limits);
     }
 
-    /** Walks the host directory through descriptors, links kept as links (see {@code HostFiles.exportTree}). */
     @Override
     public void exportWorkspace(String workspace, SandboxSpec spec, java.io.OutputStream tar)
             throws java.io.IOException {
-        workspaces.export(workspace, spec, tar);
+        of(workspace).export(workspace, spec, tar);
     }
 
     @Override
     public void importWorkspace(String workspace, SandboxSpec spec, java.io.InputStream tar) {
-        requireEngineIds(workspaces.ids(spec));
-        workspaces.importInto(workspace, spec, tar);
+        requireEngineIds(ids(of(workspace), spec));
+        of(workspace).importInto(workspace, spec, tar);
     }
 
-    /** Copies the workdir to {@code <root>/.snapshots/<id>} (see {@link HostSnapshots}). */
     @Override
     public SnapshotDescriptor snapshotWorkspace(String workspace, Map<String, String> labels) {
-        return snapshots.snapshot(workspace, labels);
+        return of(workspace).snapshot(workspace, labels);
     }
 
     @Override
     public void restoreWorkspace(String source, String workspace, SandboxSpec spec) {
-        requireEngineIds(workspaces.ids(spec));
-        snapshots.restore(source, workspace, spec);
+        requireEngineIds(ids(of(workspace), spec));
+        of(workspace).restore(source, workspace, spec);
     }
 
-    /** Copies a spec's template directory in, as a restore does (see {@link HostSnapshots#seed}). */
     @Override
     public void seedWorkspace(java.nio.file.Path directory, String workspace, SandboxSpec spec) {
-        requireEngineIds(workspaces.ids(spec));
-        snapshots.seed(directory, workspace, spec);
+        requireEngineIds(ids(of(workspace), spec));
+        of(workspace).seed(directory, workspace, spec);
     }
 
+    /** Both kinds: a driver may hold snapshots made before its workdir mode changed. */
     @Override
     public List<SnapshotDescriptor> listSnapshots(Map<String, String> labels) {
-        return snapshots.list(labels);
+        List<SnapshotDescriptor> out = new ArrayList<>(hostDirs.listSnapshots(labels));
+        if (preferred == volumes) {
+            out.addAll(volumes.listSnapshots(labels));
+        }
+        return out;
     }
 
     @Override
     public void labelSnapshot(String location, Map<String, String> labels) {
-        snapshots.label(location, labels);
+        of(location).labelSnapshot(location, labels);
     }
 
     @Override
     public void deleteSnapshot(String location) {
-        snapshots.delete(location);
+        of(location).deleteSnapshot(location);
     }
 
-    /** Renames the slot's host directory to the session's; the running container's mount follows it. */
     @Override
     public String adoptWorkspace(String workspace, String sessionId) {
-        return workspaces.adopt(workspace, sessionId);
+        return of(workspace).adopt(workspace, sessionId);
     }
 
     @Override
     public String create(CreateRequest request) {
         SandboxSpec spec = request.spec();
-        requireEngineIds(workspaces.ids(spec));
-        if (!workspaces.exists(request.workspace())) {
-            // The engine would create a missing bind source as root:root 0755; recreate it properly instead.
-            if (!Path.of(request.workspace()).equals(workspaces.root().resolve(request.sessionId()))) {
-                throw new SandboxAcquireException("workdir " + request.workspace() + " does not exist");
-            }
-            workspaces.create(request.sessionId(), spec);
-        } else {
-            // The session's user may have changed since its last container: the workdir must be the new user's.
-            workspaces.claim(request.workspace(), spec);
-        }
+        Workdirs workdirs = of(request.workspace());
+        requireEngineIds(ids(workdirs, spec));
+        Mount mount = workdirs.mount(request);
         requireHonouredRuntime(spec);
         PhaseRecorder phases = request.phases();
         for (int attempt = 1; ; attempt++) {
@@ -281,7 +304,7 @@ final class DockerSandboxDriver implements SandboxDriver {
             phases.record(SandboxEvent.PHASE_IMAGE_CHECK, Duration.ofNanos(t1 - t0));
             String id;
             try {
-                id = call(() -> createContainer(request)).getId();
+                id = call(() -> createContainer(request, mount, workdirs.sandboxUser(spec))).getId();
             } catch (NotFoundException e) {
                 if (!isMissingImage(e)) {
                     throw new SandboxAcquireException("the engine refused the container: " + message(e), e);
@@ -383,11 +406,15 @@ final class DockerSandboxDriver implements SandboxDriver {
         channels.closeIdle();
         List<Container> containers = call(() -> docker.listContainersCmd().withShowAll(true)
                 .withLabelFilter(labels).exec());
+        volumes.sweep();
         List<SandboxDescriptor> out = new ArrayList<>(containers.size());
         for (Container c : containers) {
             Map<String, String> l = c.getLabels() == null ? Map.of() : c.getLabels();
             if (!l.entrySet().containsAll(labels.entrySet())) {
                 continue; // the engine filtered already; this guards against a filter it ignored
+            }
+            if (l.containsKey(VolumeWorkdirs.ROLE)) {
+                continue; // a volume's helper container, not a sandbox (VolumeWorkdirs removes its own)
             }
             Instant created = Instant.ofEpochSecond(c.getCreated() == null ? 0 : c.getCreated());
             out.add(new SandboxDescriptor(c.getId(), l, created, "running".equalsIgnoreCase(c.getState())));
@@ -397,6 +424,7 @@ final class DockerSandboxDriver implements SandboxDriver {
 
     @Override
     public void close() {
+        volumes.close();
         tunnels.closeAll();
         channels.close();
         engine.close();
@@ -478,14 +506,11 @@ final class DockerSandboxDriver implements SandboxDriver {
                 + message(cause), cause);
     }
 
-    private CreateContainerResponse createContainer(CreateRequest request) {
+    private CreateContainerResponse createContainer(CreateRequest request, Mount mount, String user) {
         SandboxSpec spec = request.spec();
         HostConfig hc = HostConfig.newHostConfig()
                 .withInit(spec.init())
-                // A mount rather than a "src:dst:rw" bind: session ids may contain ':', and a missing source
-                // is an error here instead of being created as root:root 0755.
-                .withMounts(List.of(new Mount().withType(MountType.BIND).withSource(request.workspace())
-                        .withTarget(SandboxSpec.WORKSPACE).withReadOnly(false)))
+                .withMounts(List.of(mount))
                 .withNetworkMode(spec.network())
                 .withReadonlyRootfs(spec.readOnlyRootFilesystem());
         if (spec.runtime() != null) {
@@ -521,7 +546,7 @@ final class DockerSandboxDriver implements SandboxDriver {
         CreateContainerCmd cmd = docker.createContainerCmd(spec.image())
                 .withEntrypoint("sleep", "infinity")
                 .withWorkingDir(SandboxSpec.WORKSPACE)
-                .withUser(workspaces.sandboxUser(spec))
+                .withUser(user)
                 .withLabels(labels)
                 .withHostConfig(hc);
         if (!spec.network().startsWith("container:")) {

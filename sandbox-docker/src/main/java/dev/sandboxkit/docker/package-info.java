@@ -12,10 +12,13 @@
  *       {@code DOCKER_TLS_VERIFY}, {@code DOCKER_CERT_PATH}) and {@code docker.tlsCaCert}, {@code docker.tlsCert},
  *       {@code docker.tlsKey} make it a TLS engine, whose certificate is always verified; a certificate problem is a
  *       {@link dev.sandboxkit.docker.DockerTlsException}. Plain TCP is accepted on loopback only, and an engine on
- *       another machine is refused (workdirs are host directories).</li>
+ *       another machine is refused unless {@code docker.workdirs=volume} (host-directory workdirs).</li>
  *   <li>{@code docker.defaultUser}: {@code uid[:gid]} for sandboxes when the spec names no user and the JVM
  *       runs as root; default {@code 10001:10001}. A non-root JVM runs sandboxes as itself.</li>
  *   <li>{@code docker.pullTimeout}: how long a pull may take, seconds or ISO-8601; default 10 minutes.</li>
+ *   <li>{@code docker.workdirs}: {@code host} (default), a host directory per session bind-mounted at
+ *       {@code /workspace}; or {@code volume}, one named volume per session (no host path, so a remote engine is
+ *       accepted), with the files API, archives, snapshots and templates through the engine's archive API.</li>
  *   <li>{@code docker.channelSetsid}: {@code false} runs command-channel commands without {@code setsid}: one
  *       exec less per command (1 to 2 ms here), but commands of a channel share its process group, so a
  *       {@code kill 0} also reaches background jobs earlier commands left; default {@code true}.</li>
@@ -44,9 +47,12 @@
  *   <li>{@code dev.sandboxkit.docker.internal.channel}: the command channel (a long-lived shell per sandbox
  *       that runs one command after another) and the router that picks a channel or a plain exec;</li>
  *   <li>{@code dev.sandboxkit.docker.internal.files}: workdirs on the host and the files API on them
- *       (descriptor-relative syscalls through JNA, the tar codec).</li>
+ *       (descriptor-relative syscalls through JNA, the tar codec), and the files API of a volume over a
+ *       {@code VolumeAccess} it is handed;</li>
+ *   <li>{@code dev.sandboxkit.docker.internal.workdir}: the two workdir backends (host directories, named volumes
+ *       with their helper containers) the driver dispatches to by location.</li>
  * </ul>
- * Dependencies point one way: the driver uses all three, {@code channel} uses {@code engine}, {@code files}
- * uses neither; {@code engine} throws this package's {@code DockerTlsException}, its only use of it.
+ * Dependencies point one way: the driver uses all four, {@code channel} uses {@code engine}, {@code workdir} uses
+ * {@code engine} and {@code files}, {@code files} uses none of them; {@code engine} throws this package's {@code DockerTlsException}, its only use of it.
  */
 package dev.sandboxkit.docker;

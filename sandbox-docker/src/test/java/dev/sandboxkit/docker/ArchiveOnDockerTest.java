@@ -116,7 +116,13 @@ class ArchiveOnDockerTest {
 
     /** Moves time past the TTL until the manager's reaper has suspended the session. */
     private void suspend(SandboxManager m, String sessionId) throws InterruptedException {
-        clock.advance(TTL.plusSeconds(1));
+        suspend(clock, TTL, m, sessionId);
+    }
+
+    /** Moves {@code clock} past {@code ttl} until the manager's reaper has suspended the session. */
+    static void suspend(ManualClock clock, Duration ttl, SandboxManager m, String sessionId)
+            throws InterruptedException {
+        clock.advance(ttl.plusSeconds(1));
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (m.session(sessionId).orElseThrow().state() != SessionState.SUSPENDED) {
             assertThat(System.nanoTime() - until).as("reaped in time").isNegative();

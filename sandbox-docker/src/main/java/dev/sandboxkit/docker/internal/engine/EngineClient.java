@@ -124,6 +124,32 @@ public final class EngineClient implements Closeable {
     }
 
     /**
+     * {@code HEAD /containers/{id}/archive?path=..}: the engine's stat of a path in a container, the last
+     * component not followed.
+     *
+     * @param containerId the container
+     * @param path        absolute path in it
+     * @return the status (200, 404, ...) and, on 200, the decoded {@code X-Docker-Container-Path-Stat} JSON
+     * @throws IOException if the engine cannot be reached or does not answer in time
+     */
+    public Response statPath(String containerId, String path) throws IOException {
+        long deadline = System.nanoTime() + REQUEST_TIMEOUT_NANOS;
+        String target = apiPrefix(deadline) + "/containers/" + segment(containerId) + "/archive?path="
+                + java.net.URLEncoder.encode(path, StandardCharsets.UTF_8);
+        return exchange(encode("HEAD", target, null, false), deadline, (conn, head) -> {
+            // A HEAD answer has no body, whatever its Content-Length says.
+            if (head.keepAlive() && !conn.buffer().hasRemaining()) {
+                release(conn);
+            } else {
+                conn.close();
+            }
+            byte[] stat = head.pathStat() == null ? new byte[0]
+                    : java.util.Base64.getDecoder().decode(head.pathStat().trim());
+            return new Response(head.status(), stat);
+        });
+    }
+
+    /**
      * Starts an exec attached: {@code POST /exec/{id}/start} with {@code Upgrade: tcp}. On 101 (or 200
      * from engines that do not upgrade) the connection is returned positioned at the raw stream; the
      * caller owns and closes it. Otherwise the connection is closed and the error returned.
@@ -391,7 +417,7 @@ public final class EngineClient implements Closeable {
                 .append(" HTTP/1.1\r\nHost: docker\r\nUser-Agent: sandboxkit\r\n");
         if (payload != null) {
             head.append("Content-Type: application/json\r\nContent-Length: ").append(payload.length).append("\r\n");
-        } else if (!method.equals("GET")) {
+        } else if (!method.equals("GET") && !method.equals("HEAD")) {
             head.append("Content-Length: 0\r\n");
         }
         if (upgrade) {

@@ -681,6 +681,7 @@ public final class EngineConnection implements Closeable {
         boolean chunked = false;
         boolean keepAlive = !status[0].equals("HTTP/1.0");
         String api = null;
+        String pathStat = null;
         for (String field : fields) {
             int colon = field.indexOf(':');
             if (colon <= 0) {
@@ -699,6 +700,7 @@ public final class EngineConnection implements Closeable {
                 case "transfer-encoding" -> chunked = value.toLowerCase(Locale.ROOT).contains("chunked");
                 case "connection" -> keepAlive = keepAlive && !value.equalsIgnoreCase("close");
                 case "api-version" -> api = value;
+                case "x-docker-container-path-stat" -> pathStat = value;
                 default -> {
                 }
             }
@@ -707,7 +709,7 @@ public final class EngineConnection implements Closeable {
         if (!chunked && length < 0 && statusCode != 204 && statusCode != 304 && statusCode / 100 != 1) {
             keepAlive = false;
         }
-        return new Head(statusCode, length, chunked, keepAlive, api);
+        return new Head(statusCode, length, chunked, keepAlive, api, pathStat);
     }
 
     /** {@code 1*DIGIT}: no sign, no list, and within a long. Whether the body may be that long is for the reader. */
@@ -807,6 +809,7 @@ public final class EngineConnection implements Closeable {
      * @param keepAlive     whether the connection may be reused
      * @param apiVersion    the Api-Version header, or {@code null}
      */
-    record Head(int status, long contentLength, boolean chunked, boolean keepAlive, String apiVersion) {
+    record Head(int status, long contentLength, boolean chunked, boolean keepAlive, String apiVersion,
+            String pathStat) {
     }
 }

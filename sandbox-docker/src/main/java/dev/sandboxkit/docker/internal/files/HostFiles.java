@@ -623,7 +623,7 @@ final class HostFiles implements SandboxFiles {
     }
 
     /** An entry name as workdir components: refuses absolute names and {@code ..}; drops {@code .} and empties. */
-    private static String[] entryComponents(byte[] name, String shown) {
+    static String[] entryComponents(byte[] name, String shown) {
         if (name.length > 0 && name[0] == '/') {
             throw TarFormat.invalid("entry '" + shown + "' has an absolute name");
         }
@@ -644,7 +644,7 @@ final class HostFiles implements SandboxFiles {
     }
 
     /** A link target must be relative and, resolved lexically from where the link sits, stay in the workdir. */
-    private static void requireInside(byte[] target, String[] linkComps, String shown) {
+    static void requireInside(byte[] target, String[] linkComps, String shown) {
         String t = text(target);
         if (t.indexOf('\0') >= 0) {
             throw TarFormat.invalid("link '" + shown + "' has a target containing NUL");
@@ -804,21 +804,21 @@ final class HostFiles implements SandboxFiles {
 
     // ================================================================== helpers
 
-    private static String[] split(String path) {
+    static String[] split(String path) {
         return path.isEmpty() ? new String[0] : path.split("/");
     }
 
-    private static String last(String[] comps) {
+    static String last(String[] comps) {
         return comps[comps.length - 1];
     }
 
-    private static String[] concat(String[] a, String[] b) {
+    static String[] concat(String[] a, String[] b) {
         String[] out = Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, out, a.length, b.length);
         return out;
     }
 
-    private static void requireNotWorkdir(String[] comps, String path) {
+    static void requireNotWorkdir(String[] comps, String path) {
         if (comps.length == 0) {
             throw new SandboxFileException(Reason.INVALID_PATH, "cannot delete the workdir itself");
         }
@@ -865,7 +865,7 @@ final class HostFiles implements SandboxFiles {
                 + " directories");
     }
 
-    private static SandboxException ioError(String what, String path, IOException e) {
+    static SandboxException ioError(String what, String path, IOException e) {
         return new SandboxFileException(Reason.IO_ERROR, "cannot " + what + " '" + path + "': " + e, e);
     }
 

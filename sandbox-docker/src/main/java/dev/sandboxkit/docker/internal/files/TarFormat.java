@@ -152,8 +152,11 @@ final class TarFormat {
 
     // ------------------------------------------------------------------ reading
 
-    /** One entry of an uploaded archive, its long names and PAX overrides applied. */
-    record Entry(byte[] name, byte type, int mode, long size, byte[] link) {
+    /**
+     * One entry of an uploaded archive, its long names and PAX overrides applied. Owner and time come from the
+     * header only (PAX overrides of them are ignored): uploads never take them, archives the engine wrote keep them.
+     */
+    record Entry(byte[] name, byte type, int mode, long size, byte[] link, long uid, long gid, long mtime) {
     }
 
     /**
@@ -223,7 +226,7 @@ final class TarFormat {
                 int mode = (int) (parseNumber(block, 100, 8, "mode") & 07777);
                 remaining = size;
                 pad = padding(size);
-                return new Entry(name, type, mode, size, link);
+                return new Entry(name, type, mode, size, link, lenient(108, 8), lenient(116, 8), lenient(136, 12));
             }
         }
 
@@ -244,6 +247,19 @@ final class TarFormat {
                 copied += n;
             }
             return copied;
+        }
+
+        /** Reads up to {@code len} bytes of the current entry's content; -1 once it is all read. */
+        int readContent(byte[] b, int off, int len) throws IOException {
+            if (remaining == 0) {
+                return -1;
+            }
+            int n = in.read(b, off, (int) Math.min(len, remaining));
+            if (n < 0) {
+                throw invalid("the archive ends inside an entry's content");
+            }
+            remaining -= n;
+            return n;
         }
 
         private void skipRest() throws IOException {
@@ -320,6 +336,15 @@ final class TarFormat {
                 }
             }
             return name;
+        }
+
+        /** Owner and time: informational only, so a malformed field reads as 0 instead of failing the entry. */
+        private long lenient(int off, int len) {
+            try {
+                return parseNumber(block, off, len, "field");
+            } catch (SandboxFileException e) {
+                return 0;
+            }
         }
 
         private static byte[] field(byte[] h, int off, int len) {

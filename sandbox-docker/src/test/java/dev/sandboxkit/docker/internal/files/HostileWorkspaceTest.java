@@ -10,7 +10,6 @@ import dev.sandboxkit.SandboxFileException;
 import dev.sandboxkit.SandboxFileException.Reason;
 import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxManager;
-import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.docker.ManagerOnDockerTest;
 import dev.sandboxkit.docker.internal.files.FilesTestSupport.Entry;
@@ -26,8 +25,6 @@ import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -42,7 +39,6 @@ import static dev.sandboxkit.docker.internal.files.FilesTestSupport.tarStream;
 import static dev.sandboxkit.docker.internal.files.FilesTestSupport.untar;
 import static dev.sandboxkit.docker.internal.files.FilesTestSupport.utf8;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
@@ -134,14 +130,7 @@ class HostileWorkspaceTest {
     }
 
     private static void refused(Reason reason, ThrowingCallable call) {
-        assertThatThrownBy(call).isInstanceOfSatisfying(SandboxFileException.class,
-                e -> assertThat(e.reason()).as(e.getMessage()).isEqualTo(reason));
-    }
-
-    private static String readAll(InputStream in) throws IOException {
-        try (in) {
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        }
+        HostileRequests.refused(reason, call);
     }
 
     // ------------------------------------------------------------------ symbolic link to a host file
@@ -247,22 +236,7 @@ class HostileWorkspaceTest {
     @Test
     @DisplayName("'..' and absolute paths outside /workspace are refused before anything is touched")
     void dotDotAndAbsolute() {
-        for (String bad : new String[] {"..", "../x", "a/../../etc/passwd", "/etc/passwd", "/workspace/../etc/passwd",
-                "/workspacex/a", "/", "a/..", "/tmp"}) {
-            refused(Reason.INVALID_PATH, () -> files.readBytes(bad));
-            refused(Reason.INVALID_PATH, () -> files.stat(bad));
-            refused(Reason.INVALID_PATH, () -> files.write(bad, utf8("x")));
-            refused(Reason.INVALID_PATH, () -> files.mkdirs(bad));
-            refused(Reason.INVALID_PATH, () -> files.deleteRecursively(bad));
-            refused(Reason.INVALID_PATH, () -> files.downloadTar(bad));
-            refused(Reason.INVALID_PATH, () -> files.uploadTar(bad, tarStream(Entry.file("x", "x"))));
-        }
-        // The accepted spellings of paths inside:
-        files.write("/workspace/in.txt", utf8("in"));
-        assertThat(files.readBytes("./in.txt")).isEqualTo(utf8("in"));
-        assertThat(files.readBytes("/workspace//./in.txt")).isEqualTo(utf8("in"));
-        refused(Reason.INVALID_PATH, () -> files.readBytes("//in.txt"));
-        refused(Reason.INVALID_PATH, () -> files.delete("/workspace"));
+        HostileRequests.badPaths(files);
     }
 
     // ------------------------------------------------------------------ hard links
@@ -420,49 +394,15 @@ class HostileWorkspaceTest {
                 + " mv race race.d && mkfifo race && rm race && mv race.d race;"
                 + " done) >/dev/null 2>&1 &";
         plant(sandbox, loop);
-        Map<String, AtomicInteger> ok = new TreeMap<>();
-        Map<String, AtomicInteger> refusedCount = new TreeMap<>();
-        assertTimeoutPreemptively(Duration.ofSeconds(90), () -> {
-            long end = System.nanoTime() + Duration.ofSeconds(8).toNanos();
-            int i = 0;
-            while (System.nanoTime() < end) {
-                String op = switch (i++ % 8) {
-                    case 0 -> "read";
-                    case 1 -> "stream";
-                    case 2 -> "stat";
-                    case 3 -> "list";
-                    case 4 -> "write";
-                    case 5 -> "download";
-                    case 6 -> "upload";
-                    default -> "delete";
-                };
-                try {
-                    switch (op) {
-                        case "read" -> assertSafe(new String(files.readBytes("race/f"), StandardCharsets.UTF_8));
-                        case "stream" -> assertSafe(readAll(files.newInputStream("race/f")));
-                        case "stat" -> files.stat("race/f");
-                        case "list" -> files.list("race");
-                        case "write" -> files.write("race/f", utf8("host\n"));
-                        case "download" -> untar(files.downloadTar("race")).values()
-                                .forEach(r -> assertSafe(r.text()));
-                        case "upload" -> files.uploadTar("race", tarStream(Entry.file("up.txt", "host\n")));
-                        default -> files.delete("race/f");
-                    }
-                    ok.computeIfAbsent(op, k -> new AtomicInteger()).incrementAndGet();
-                } catch (SandboxFileException | SandboxNotFoundException expected) {
-                    refusedCount.computeIfAbsent(op, k -> new AtomicInteger()).incrementAndGet();
-                } catch (java.io.UncheckedIOException expected) {
-                    refusedCount.computeIfAbsent(op, k -> new AtomicInteger()).incrementAndGet();
-                }
-            }
-        });
+        HostileRequests.RaceCalls calls = assertTimeoutPreemptively(Duration.ofSeconds(120),
+                () -> HostileRequests.raceCalls(files, Duration.ofSeconds(8)));
         plant(sandbox, "touch stop");
-        int total = ok.values().stream().mapToInt(AtomicInteger::get).sum()
-                + refusedCount.values().stream().mapToInt(AtomicInteger::get).sum();
-        System.out.println("swap race: " + total + " host calls; succeeded " + ok + ", refused " + refusedCount);
+        int total = calls.total();
+        System.out.println("swap race: " + total + " host calls; succeeded " + calls.ok() + ", refused "
+                + calls.refused());
         assertThat(total).isGreaterThan(200);
-        assertThat(ok.values().stream().mapToInt(AtomicInteger::get).sum()).isPositive();
-        assertThat(refusedCount.values().stream().mapToInt(AtomicInteger::get).sum()).isPositive();
+        assertThat(calls.succeeded()).isPositive();
+        assertThat(calls.refusals()).isPositive();
         assertThat(canary.resolve("up.txt")).doesNotExist();
         assertThat(canary.resolve("f")).doesNotExist();
     }
@@ -495,40 +435,25 @@ class HostileWorkspaceTest {
         assertThat(canary.resolve("sub")).isDirectory();
     }
 
-    private static void assertSafe(String content) {
-        assertThat(content).as("content read during the race").isIn("safe\n", "host\n", "inner\n", "")
-                .doesNotContain("root:").doesNotContain("CANARY");
-    }
-
     // ------------------------------------------------------------------ hostile tar uploads
 
     @Test
     @DisplayName("tar upload with '../' entries is refused; nothing is written outside")
     void tarDotDot() {
-        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", tarStream(Entry.file("../evil.txt", "x"))));
-        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("a", tarStream(Entry.file("b/../../../evil.txt", "x"))));
-        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", tarStream(Entry.dir("..", 0755))));
+        HostileRequests.dotDotEntries(files);
         assertThat(root.resolve("evil.txt")).doesNotExist();
     }
 
     @Test
     @DisplayName("tar upload with absolute names is refused")
     void tarAbsolute() {
-        String name = "/tmp/sandboxkit-evil-" + UUID.randomUUID();
-        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", tarStream(Entry.file(name, "x"))));
-        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", tarStream(Entry.file(canary + "/evil", "x"))));
-        assertThat(Path.of(name)).doesNotExist();
+        assertThat(HostileRequests.absoluteEntries(files, canary)).doesNotExist();
     }
 
     @Test
     @DisplayName("tar upload with symlink entries pointing out is refused; a link inside is created but never followed")
     void tarSymlinkOut() throws IOException {
-        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", tarStream(Entry.link("l", TarFormat.SYMLINK, "/etc"))));
-        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", tarStream(
-                Entry.link("l", TarFormat.SYMLINK, canary.toString()))));
-        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("a/b", tarStream(
-                Entry.link("l", TarFormat.SYMLINK, "../../../x"))));
-        assertThat(files.exists("l")).isFalse();
+        HostileRequests.linksOut(files, canary);
         // A relative link that stays inside is fine, owned by the sandbox user; the classic follow-up entry
         // that writes through it is refused.
         refused(Reason.SYMLINK, () -> files.uploadTar("", tarStream(Entry.dir("sub", 0755),
@@ -543,33 +468,19 @@ class HostileWorkspaceTest {
     @Test
     @DisplayName("tar upload with hard-link entries is refused")
     void tarHardlink() {
-        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", tarStream(
-                Entry.link("h", TarFormat.HARDLINK, "/etc/passwd"))));
-        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", tarStream(Entry.file("a", "x"),
-                Entry.link("h", TarFormat.HARDLINK, "a"))));
-        assertThat(files.exists("h")).isFalse();
+        HostileRequests.hardLinkEntries(files);
     }
 
     @Test
     @DisplayName("tar upload with character-device, block-device and FIFO entries is refused")
     void tarDevices() {
-        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", tarStream(Entry.special("null", TarFormat.CHAR_DEVICE))));
-        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", tarStream(Entry.special("sda", TarFormat.BLOCK_DEVICE))));
-        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", tarStream(Entry.special("p", TarFormat.FIFO))));
-        assertThat(files.list("")).isEmpty();
+        HostileRequests.deviceEntries(files);
     }
 
     @Test
     @DisplayName("tar upload that is not a tar (bad checksum, truncated) is refused")
     void tarMalformed() {
-        byte[] good = FilesTestSupport.tar(Entry.file("a", "x".repeat(1000)));
-        byte[] corrupt = good.clone();
-        corrupt[10] ^= 1;
-        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", new java.io.ByteArrayInputStream(corrupt)));
-        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", new java.io.ByteArrayInputStream(
-                java.util.Arrays.copyOf(good, 700))));
-        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", new java.io.ByteArrayInputStream(
-                utf8("this is not a tar archive at all".repeat(40)))));
+        HostileRequests.malformedArchives(files);
     }
 
     @Test

@@ -1,0 +1,758 @@
+package dev.sandboxkit.docker.internal.files;
+
+import dev.sandboxkit.FileInfo;
+import dev.sandboxkit.FileLimits;
+import dev.sandboxkit.FileType;
+import dev.sandboxkit.SandboxException;
+import dev.sandboxkit.SandboxFileException;
+import dev.sandboxkit.SandboxFileException.Reason;
+import dev.sandboxkit.SandboxFiles;
+import dev.sandboxkit.SandboxNotFoundException;
+import dev.sandboxkit.UploadResult;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.SequenceInputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The files API of a workdir that is a named volume, with no host path: everything goes through the engine's
+ * archive API on a helper container ({@link VolumeAccess}), and the tar streams both ways are parsed and written
+ * here, so the results match {@link HostFiles}' contract (same errors, limits, modes and owners).
+ *
+ * <p>The engine resolves every component of a path but the last, following links (within the helper's own root
+ * filesystem: never the host's, see docs/volume-workdirs.md). So no path is handed to it before each directory
+ * component has been checked, one {@code HEAD} each, to be a real directory: a link is refused as
+ * {@code SYMLINK}, whatever it points at. A sandbox swapping a checked directory for a link between the check and
+ * the call can at worst redirect that one call into the helper's throwaway root filesystem (the image's files).
+ * Uploads are validated on this side before anything reaches the engine: spooled to a private temporary file as
+ * a clean archive (relative names, no {@code ..}, no hard links, devices or FIFOs, links inside the target
+ * unless it is a whole-workdir import, owner and modes set here), then sent in one {@code PUT}; an entry the
+ * engine would write through a link planted in the volume is refused, since every parent directory is either
+ * checked or created by an entry of the same archive. Deletes, which the archive API cannot do, run {@code rm}
+ * in a one-off container (the image needs {@code rm}, {@code rmdir} and, to empty a workdir, {@code sh}).
+ */
+public final class VolumeFiles implements SandboxFiles {
+    private static final int BUFFER = 64 * 1024;
+    /** No caps for whole-workdir copies: the whole workdir goes, whatever the files API's limits. */
+    public static final FileLimits UNLIMITED = new FileLimits(Long.MAX_VALUE / 2, Integer.MAX_VALUE);
+
+    private final VolumeAccess access;
+    private final String root;
+    private final long uid;
+    private final long gid;
+    private final FileLimits limits;
+
+    /**
+     * The files API on the volume mounted at {@code root} in the helper.
+     *
+     * @param access the engine calls on the helper
+     * @param root   the absolute directory in the helper that is the workdir
+     * @param uid    owner of what is written
+     * @param gid    group of what is written
+     * @param limits size and entry-count limits
+     */
+    public VolumeFiles(VolumeAccess access, String root, long uid, long gid, FileLimits limits) {
+        this.access = access;
+        this.root = root;
+        this.uid = uid;
+        this.gid = gid;
+        this.limits = limits;
+    }
+
+    // ================================================================== metadata
+
+    @Override
+    public FileInfo stat(String path) {
+        String[] comps = HostFiles.split(path);
+        if (comps.length == 0) {
+            VolumeAccess.PathStat st = access.stat(root);
+            if (st == null) {
+                throw new SandboxNotFoundException("the session's workdir no longer exists");
+            }
+            return info("", "", st);
+        }
+        walk(comps, comps.length - 1, false);
+        VolumeAccess.PathStat st = access.stat(abs(comps, comps.length));
+        if (st == null) {
+            throw notFound(path);
+        }
+        return info(path, HostFiles.last(comps), st);
+    }
+
+    @Override
+    public boolean exists(String path) {
+        try {
+            stat(path);
+            return true;
+        } catch (SandboxNotFoundException e) {
+            return false;
+        }
+    }
+
+    private FileInfo info(String path, String name, VolumeAccess.PathStat st) {
+        String target = st.type() == FileType.SYMLINK ? linkTarget(path) : null;
+        return new FileInfo(path, name, st.type(), st.size(), st.mode(), st.mtime(), target);
+    }
+
+    /** The link's own target, as written: the stat header has the engine's resolution of it instead. */
+    private String linkTarget(String path) {
+        try (InputStream in = access.get(abs(HostFiles.split(path), HostFiles.split(path).length))) {
+            TarFormat.Entry e = new TarFormat.Reader(in).next();
+            return e != null && e.type() == TarFormat.SYMLINK ? HostFiles.text(e.link()) : null;
+        } catch (IOException | SandboxException e) {
+            return null; // replaced meanwhile: report the link without its target
+        }
+    }
+
+    @Override
+    public List<FileInfo> list(String path) {
+        String[] comps = HostFiles.split(path);
+        walk(comps, comps.length, false);
+        List<FileInfo> out = new ArrayList<>();
+        // The archive of the directory is the only listing the engine offers: its direct entries are read, the
+        // rest is skipped (so listing a directory costs a read of what is below it).
+        try (InputStream in = access.get(abs(comps, comps.length))) {
+            TarFormat.Reader reader = new TarFormat.Reader(in);
+            for (TarFormat.Entry e = reader.next(); e != null; e = reader.next()) {
+                String n = HostFiles.text(e.name());
+                int slash = n.indexOf('/');
+                String rest = slash < 0 ? "" : n.substring(slash + 1);
+                if (rest.endsWith("/")) {
+                    rest = rest.substring(0, rest.length() - 1);
+                }
+                if (rest.isEmpty() || rest.indexOf('/') >= 0) {
+                    continue; // the directory itself, or deeper
+                }
+                if (out.size() >= limits.maxEntries()) {
+                    throw HostFiles.tooMany("directory '" + path + "'", limits.maxEntries());
+                }
+                out.add(entryInfo(path.isEmpty() ? rest : path + "/" + rest, rest, e));
+            }
+        } catch (IOException e) {
+            throw HostFiles.ioError("list", path, e);
+        }
+        out.sort(Comparator.comparing(FileInfo::name));
+        return out;
+    }
+
+    private FileInfo entryInfo(String path, String name, TarFormat.Entry e) {
+        if (e.type() == TarFormat.HARDLINK) {
+            // A second name of a file: the entry carries neither size nor mode, the stat does.
+            VolumeAccess.PathStat st = access.stat(root + "/" + path);
+            if (st != null) {
+                return new FileInfo(path, name, st.type(), st.size(), st.mode(), st.mtime(), null);
+            }
+        }
+        FileType type = switch (e.type()) {
+            case TarFormat.DIRECTORY -> FileType.DIRECTORY;
+            case TarFormat.SYMLINK -> FileType.SYMLINK;
+            case TarFormat.FIFO -> FileType.FIFO;
+            case TarFormat.CHAR_DEVICE, TarFormat.BLOCK_DEVICE -> FileType.DEVICE;
+            default -> FileType.FILE;
+        };
+        return new FileInfo(path, name, type, e.size(), e.mode() & 07777, Instant.ofEpochSecond(e.mtime()),
+                type == FileType.SYMLINK ? HostFiles.text(e.link()) : null);
+    }
+
+    // ================================================================== reading
+
+    @Override
+    public byte[] readBytes(String path) {
+        long cap = Math.min(limits.maxFileBytes(), Integer.MAX_VALUE - 8);
+        try (InputStream in = openFile(path, cap)) {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            in.transferTo(out);
+            return out.toByteArray();
+        } catch (IOException e) {
+            throw HostFiles.ioError("read", path, e);
+        }
+    }
+
+    @Override
+    public InputStream newInputStream(String path) {
+        return openFile(path, limits.maxFileBytes());
+    }
+
+    /** Checks the path, then streams the one file entry of its archive (refused if it is no longer a file). */
+    private InputStream openFile(String path, long cap) {
+        String[] comps = HostFiles.split(path);
+        if (comps.length == 0) {
+            throw new SandboxFileException(Reason.IS_A_DIRECTORY, "'" + path + "' is the workdir, not a file");
+        }
+        walk(comps, comps.length - 1, false);
+        VolumeAccess.PathStat st = access.stat(abs(comps, comps.length));
+        if (st == null) {
+            throw notFound(path);
+        }
+        requireRegular(st.type(), path);
+        if (st.size() > cap) {
+            throw HostFiles.tooLarge(path, st.size(), cap);
+        }
+        InputStream in = access.get(abs(comps, comps.length));
+        try {
+            TarFormat.Reader reader = new TarFormat.Reader(in);
+            TarFormat.Entry e = reader.next();
+            if (e == null) {
+                throw notFound(path);
+            }
+            requireRegular(typeOf(e.type()), path); // swapped since the stat
+            if (e.size() > cap) {
+                throw HostFiles.tooLarge(path, e.size(), cap);
+            }
+            return new InputStream() {
+                @Override
+                public int read() throws IOException {
+                    byte[] one = new byte[1];
+                    int n = read(one, 0, 1);
+                    return n < 0 ? -1 : one[0] & 0xff;
+                }
+
+                @Override
+                public int read(byte[] b, int off, int len) throws IOException {
+                    return len == 0 ? 0 : reader.readContent(b, off, len);
+                }
+
+                @Override
+                public void close() throws IOException {
+                    in.close();
+                }
+            };
+        } catch (IOException e) {
+            closeQuietly(in);
+            throw HostFiles.ioError("open", path, e);
+        } catch (RuntimeException e) {
+            closeQuietly(in);
+            throw e;
+        }
+    }
+
+    private static FileType typeOf(byte tarType) {
+        return switch (tarType) {
+            case TarFormat.REGULAR, TarFormat.REGULAR_OLD, TarFormat.CONTIGUOUS, TarFormat.HARDLINK -> FileType.FILE;
+            case TarFormat.DIRECTORY -> FileType.DIRECTORY;
+            case TarFormat.SYMLINK -> FileType.SYMLINK;
+            default -> FileType.DEVICE;
+        };
+    }
+
+    private static void requireRegular(FileType type, String path) {
+        switch (type) {
+            case FILE -> {
+            }
+            case DIRECTORY -> throw new SandboxFileException(Reason.IS_A_DIRECTORY, "'" + path + "' is a directory");
+            case SYMLINK -> throw HostFiles.symlink(path);
+            default -> throw new SandboxFileException(Reason.NOT_A_REGULAR_FILE, "'" + path
+                    + "' is not a regular file (FIFO, socket or device); it is never opened");
+        }
+    }
+
+    // ================================================================== writing
+
+    @Override
+    public void write(String path, byte[] content) {
+        if (content.length > limits.maxFileBytes()) {
+            throw HostFiles.tooLarge(path, content.length, limits.maxFileBytes());
+        }
+        write(path, new ByteArrayInputStream(content));
+    }
+
+    @Override
+    public long write(String path, InputStream content) {
+        String[] comps = HostFiles.split(path);
+        if (comps.length == 0) {
+            throw new SandboxFileException(Reason.IS_A_DIRECTORY, "cannot write the workdir itself");
+        }
+        // The header needs the size: the content is staged in a private temporary file first.
+        Path temp = tempFile();
+        try {
+            long n;
+            try (FileChannel out = FileChannel.open(temp, StandardOpenOption.WRITE)) {
+                n = copy(content, out, path);
+            } catch (IOException e) {
+                throw HostFiles.ioError("write", path, e);
+            }
+            walk(comps, comps.length - 1, true);
+            VolumeAccess.PathStat st = access.stat(abs(comps, comps.length));
+            if (st != null && st.type() == FileType.DIRECTORY) {
+                throw new SandboxFileException(Reason.IS_A_DIRECTORY, "'" + path + "' is a directory");
+            }
+            // The engine removes whatever holds the name (a link, a FIFO) and creates the file: never written through.
+            byte[] header = TarFormat.header(HostFiles.bytes(HostFiles.last(comps)), TarFormat.REGULAR,
+                    HostFiles.FILE_MODE, n, uid, gid, Instant.now().getEpochSecond(), null);
+            byte[] tail = concat(new byte[TarFormat.padding(n)], TarFormat.endOfArchive());
+            try {
+                InputStream body = new SequenceInputStream(Collections.enumeration(List.of(
+                        new ByteArrayInputStream(header), Files.newInputStream(temp), new ByteArrayInputStream(tail))));
+                put(abs(comps, comps.length - 1), body, header.length + n + tail.length, path);
+            } catch (IOException e) {
+                throw HostFiles.ioError("write", path, e);
+            }
+            return n;
+        } finally {
+            deleteQuietly(temp);
+        }
+    }
+
+    private long copy(InputStream in, FileChannel out, String path) throws IOException {
+        byte[] buf = new byte[BUFFER];
+        long total = 0;
+        for (int n = in.read(buf); n >= 0; n = in.read(buf)) {
+            total += n;
+            if (total > limits.maxFileBytes()) {
+                throw HostFiles.tooLarge(path, total, limits.maxFileBytes());
+            }
+            ByteBuffer bb = ByteBuffer.wrap(buf, 0, n);
+            while (bb.hasRemaining()) {
+                out.write(bb);
+            }
+        }
+        return total;
+    }
+
+    @Override
+    public void mkdirs(String path) {
+        String[] comps = HostFiles.split(path);
+        walk(comps, comps.length, true);
+    }
+
+    // ================================================================== deleting
+
+    @Override
+    public void delete(String path) {
+        String[] comps = HostFiles.split(path);
+        HostFiles.requireNotWorkdir(comps, path);
+        walk(comps, comps.length - 1, false);
+        String target = abs(comps, comps.length);
+        VolumeAccess.PathStat st = access.stat(target);
+        if (st == null) {
+            throw notFound(path);
+        }
+        boolean directory = st.type() == FileType.DIRECTORY;
+        VolumeAccess.Run r = access.run(directory ? List.of("rmdir", "--", target) : List.of("rm", "-f", "--", target));
+        if (r.exitCode() != 0) {
+            if (directory && r.output().toLowerCase(java.util.Locale.ROOT).contains("not empty")) {
+                throw new SandboxFileException(Reason.NOT_EMPTY, "directory '" + path
+                        + "' is not empty; use deleteRecursively");
+            }
+            throw commandFailed("delete", path, r);
+        }
+    }
+
+    @Override
+    public boolean deleteRecursively(String path) {
+        String[] comps = HostFiles.split(path);
+        HostFiles.requireNotWorkdir(comps, path);
+        try {
+            walk(comps, comps.length - 1, false);
+        } catch (SandboxNotFoundException e) {
+            return false;
+        }
+        String target = abs(comps, comps.length);
+        if (access.stat(target) == null) {
+            return false;
+        }
+        // rm -r unlinks links, never follows them.
+        VolumeAccess.Run r = access.run(List.of("rm", "-rf", "--", target));
+        if (r.exitCode() != 0) {
+            throw commandFailed("delete", path, r);
+        }
+        return true;
+    }
+
+    /**
+     * Empties the workdir (a restore replaces all of it).
+     */
+    public void clear() {
+        VolumeAccess.Run r = access.run(List.of("sh", "-c", "rm -rf -- \"$0\"/* \"$0\"/.[!.]* \"$0\"/..?*", root));
+        if (r.exitCode() != 0) {
+            throw commandFailed("empty", "", r);
+        }
+    }
+
+    private static SandboxFileException commandFailed(String what, String path, VolumeAccess.Run r) {
+        String out = r.output().strip();
+        String lower = out.toLowerCase(java.util.Locale.ROOT);
+        Reason reason = lower.contains("permission denied") || lower.contains("not permitted")
+                ? Reason.PERMISSION_DENIED : Reason.IO_ERROR;
+        return new SandboxFileException(reason, "cannot " + what + " '" + path + "' (exit " + r.exitCode() + "): "
+                + (out.length() > 500 ? out.substring(0, 500) : out));
+    }
+
+    // ================================================================== tar
+
+    @Override
+    public UploadResult uploadTar(String directory, InputStream tar) {
+        return extract(directory, tar, false);
+    }
+
+    @Override
+    public InputStream downloadTar(String path) {
+        String[] comps = HostFiles.split(path);
+        if (comps.length > 0) {
+            walk(comps, comps.length - 1, false);
+        }
+        String target = abs(comps, comps.length);
+        VolumeAccess.PathStat st = access.stat(target);
+        if (st == null) {
+            throw comps.length == 0 ? new SandboxNotFoundException("the session's workdir no longer exists")
+                    : notFound(path);
+        }
+        boolean tree = st.type() == FileType.DIRECTORY;
+        if (!tree) {
+            requireRegular(st.type(), path);
+            if (st.size() > limits.maxFileBytes()) {
+                throw HostFiles.tooLarge(path, st.size(), limits.maxFileBytes());
+            }
+        }
+        return new VolumeTarFilter(access.get(target), tree, false, limits, path,
+                rel -> access.get(target + "/" + rel));
+    }
+
+    /**
+     * Writes the whole workdir as a tar stream with its links, in {@link HostFiles#exportTree}'s layout.
+     *
+     * @param out where the archive goes; not closed
+     * @throws IOException if writing fails
+     */
+    public void exportTree(OutputStream out) throws IOException {
+        if (access.stat(root) == null) {
+            throw new SandboxNotFoundException("the workdir no longer exists");
+        }
+        try (InputStream t = new VolumeTarFilter(access.get(root), true, true, limits, "",
+                rel -> access.get(root + "/" + rel))) {
+            t.transferTo(out);
+        }
+    }
+
+    /**
+     * Extracts an archive written by {@link #exportTree} (or {@link HostFiles#exportTree}): as {@link #uploadTar},
+     * except that links keep their target and files and directories their permission bits.
+     *
+     * @param tar the archive, read to its end and not closed
+     * @return what was extracted
+     */
+    public UploadResult importTree(InputStream tar) {
+        return extract("", tar, true);
+    }
+
+    /**
+     * Gives the workdir's top directory to the owner, mode 0700, as a host workdir is made.
+     */
+    public void ownRoot() {
+        int slash = root.lastIndexOf('/');
+        String parent = slash <= 0 ? "/" : root.substring(0, slash);
+        byte[] name = HostFiles.bytes(root.substring(slash + 1) + "/");
+        byte[] entry = concat(TarFormat.header(name, TarFormat.DIRECTORY, 0700, 0, uid, gid,
+                Instant.now().getEpochSecond(), null), TarFormat.endOfArchive());
+        put(parent, new ByteArrayInputStream(entry), entry.length, "");
+    }
+
+    /**
+     * A host directory (a spec's template) as a whole-workdir tar stream, walked as {@link HostFiles#exportTree}
+     * walks: links as links, never followed (nor the directory itself, opened {@code O_NOFOLLOW}).
+     *
+     * @param directory the directory
+     * @return the archive; the caller closes it
+     * @throws dev.sandboxkit.SandboxConfigurationException if it does not exist, is a link or is not a directory
+     */
+    public static InputStream hostTree(Path directory) {
+        LinuxFs.require();
+        int fd;
+        try {
+            fd = LinuxFs.open(LinuxFs.AT_FDCWD, directory.toString().getBytes(HostFiles.PATH_CHARSET),
+                    LinuxFs.O_PATH | LinuxFs.O_DIRECTORY | LinuxFs.O_NOFOLLOW);
+        } catch (LinuxFs.Errno e) {
+            throw new dev.sandboxkit.SandboxConfigurationException("template " + directory + " does not exist, is a "
+                    + "symbolic link (never followed) or is not a directory: " + e.getMessage(), e);
+        }
+        return TarDownload.ofDirectory(fd, "", UNLIMITED, true);
+    }
+
+    /** Where an entry of the spooled archive stands: made by it, or found in the volume. */
+    private enum Kind { NEW_DIR, OLD_DIR, FILE, LINK }
+
+    private UploadResult extract(String directory, InputStream tar, boolean archive) {
+        String[] base = HostFiles.split(directory);
+        List<VolumeAccess.PathStat> baseStats = walk(base, base.length, true);
+        Map<String, Kind> seen = new HashMap<>();
+        seen.put("", Kind.OLD_DIR);
+        // Extracted at the helper's "/" with full names: the engine refuses a link whose target leaves the
+        // directory it extracts into, and a workdir's archive may hold such links (kept as data, never followed).
+        String prefix = abs(base, base.length).substring(1) + "/";
+        TarFormat.Reader reader = new TarFormat.Reader(tar);
+        int files = 0;
+        int dirs = 0;
+        int links = 0;
+        long bytes = 0;
+        int entries = 0;
+        long now = Instant.now().getEpochSecond();
+        Path spool = tempFile();
+        try {
+            try (FileChannel out = FileChannel.open(spool, StandardOpenOption.WRITE)) {
+                // Every directory above the entries as an entry of its own, mode unchanged: the engine would make
+                // one that vanished meanwhile (a sandbox renaming it) as root, which the sandbox could not remove.
+                String[] rootParts = root.substring(1).split("/");
+                for (int i = 1; i <= rootParts.length; i++) {
+                    String dir = "/" + String.join("/", Arrays.copyOf(rootParts, i));
+                    VolumeAccess.PathStat st = access.stat(dir);
+                    write(out, TarFormat.header(HostFiles.bytes(dir.substring(1) + "/"), TarFormat.DIRECTORY,
+                            st == null ? HostFiles.DIR_MODE : st.mode() & 0777, 0, uid, gid, now, null));
+                }
+                for (int i = 0; i < base.length; i++) {
+                    write(out, TarFormat.header(dirName(abs(base, 0).substring(1) + "/", Arrays.copyOf(base, i + 1)),
+                            TarFormat.DIRECTORY, baseStats.get(i).mode() & 0777, 0, uid, gid, now, null));
+                }
+                for (TarFormat.Entry e = reader.next(); e != null; e = reader.next()) {
+                    if (++entries > limits.maxEntries()) {
+                        throw HostFiles.tooMany("the archive", limits.maxEntries());
+                    }
+                    String shownName = HostFiles.text(e.name());
+                    String[] rel = HostFiles.entryComponents(e.name(), shownName);
+                    String[] comps = HostFiles.concat(base, rel);
+                    String path = String.join("/", comps);
+                    switch (e.type()) {
+                        case TarFormat.DIRECTORY -> {
+                            if (rel.length > 0) {
+                                parents(rel, base, prefix, seen, out, now);
+                                Kind k = ensureDir(rel, base, prefix, seen, out, now, archive ? e.mode() & 0777 : -1);
+                                if (archive && k == Kind.OLD_DIR) {
+                                    // An existing directory gets the archive's mode, as the host import gives it.
+                                    write(out, TarFormat.header(dirName(prefix, rel), TarFormat.DIRECTORY,
+                                            e.mode() & 0777, 0, uid, gid, now, null));
+                                }
+                            }
+                            dirs++;
+                        }
+                        case TarFormat.REGULAR, TarFormat.REGULAR_OLD, TarFormat.CONTIGUOUS -> {
+                            if (rel.length == 0) {
+                                throw TarFormat.invalid("a file entry names the target directory itself");
+                            }
+                            if (e.size() > limits.maxFileBytes()) {
+                                throw HostFiles.tooLarge(path, e.size(), limits.maxFileBytes());
+                            }
+                            parents(rel, base, prefix, seen, out, now);
+                            claim(rel, seen, Kind.FILE, path);
+                            // Only the executable bit survives: never setuid, setgid or sticky.
+                            int mode = archive ? e.mode() & 0777
+                                    : (e.mode() & 0111) != 0 ? HostFiles.EXEC_MODE : HostFiles.FILE_MODE;
+                            write(out, TarFormat.header(name(prefix, rel), TarFormat.REGULAR, mode, e.size(), uid, gid,
+                                    now, null));
+                            long n = reader.copyContent(out);
+                            write(out, new byte[TarFormat.padding(n)]);
+                            bytes += n;
+                            files++;
+                        }
+                        case TarFormat.SYMLINK -> {
+                            if (rel.length == 0) {
+                                throw TarFormat.invalid("a link entry names the target directory itself");
+                            }
+                            if (!archive) {
+                                HostFiles.requireInside(e.link(), comps, shownName);
+                            }
+                            if (HostFiles.text(e.link()).indexOf('\0') >= 0) {
+                                throw TarFormat.invalid("link '" + shownName + "' has a target containing NUL");
+                            }
+                            parents(rel, base, prefix, seen, out, now);
+                            claim(rel, seen, Kind.LINK, path);
+                            write(out, TarFormat.header(name(prefix, rel), TarFormat.SYMLINK, 0777, 0, uid, gid, now,
+                                    e.link()));
+                            links++;
+                        }
+                        case TarFormat.HARDLINK -> throw TarFormat.invalid("entry '" + shownName
+                                + "' is a hard link (to '" + HostFiles.text(e.link()) + "'); hard links are not extracted");
+                        case TarFormat.CHAR_DEVICE, TarFormat.BLOCK_DEVICE -> throw TarFormat.invalid("entry '"
+                                + shownName + "' is a device node; devices are never created");
+                        case TarFormat.FIFO -> throw TarFormat.invalid("entry '" + shownName + "' is a FIFO; not created");
+                        default -> throw TarFormat.invalid("entry '" + shownName + "' has unsupported type '"
+                                + (char) e.type() + "'");
+                    }
+                }
+                write(out, TarFormat.endOfArchive());
+            }
+            put("/", Files.newInputStream(spool), Files.size(spool), directory);
+        } catch (IOException e) {
+            throw HostFiles.ioError("upload into", directory, e);
+        } finally {
+            deleteQuietly(spool);
+        }
+        return new UploadResult(files, dirs, links, bytes);
+    }
+
+    /** Makes sure every parent of {@code rel} is a directory, made by this archive or checked in the volume. */
+    private void parents(String[] rel, String[] base, String prefix, Map<String, Kind> seen, FileChannel out,
+            long now) throws IOException {
+        for (int i = 1; i < rel.length; i++) {
+            ensureDir(Arrays.copyOf(rel, i), base, prefix, seen, out, now, -1);
+        }
+    }
+
+    /**
+     * The directory {@code rel}: known from this archive, else looked up in the volume (a link there is refused)
+     * unless a parent was made by this archive, and written as an entry when missing ({@code mode} -1: 0755).
+     */
+    private Kind ensureDir(String[] rel, String[] base, String prefix, Map<String, Kind> seen, FileChannel out,
+            long now, int mode) throws IOException {
+        String key = String.join("/", rel);
+        String shown = String.join("/", HostFiles.concat(base, rel));
+        Kind k = seen.get(key);
+        if (k == null) {
+            Kind parent = seen.getOrDefault(String.join("/", Arrays.copyOf(rel, rel.length - 1)), Kind.OLD_DIR);
+            VolumeAccess.PathStat st = parent == Kind.NEW_DIR ? null : access.stat(root + "/" + shown);
+            if (st == null) {
+                write(out, TarFormat.header(dirName(prefix, rel), TarFormat.DIRECTORY,
+                        mode < 0 ? HostFiles.DIR_MODE : mode, 0, uid, gid, now, null));
+                k = Kind.NEW_DIR;
+            } else if (st.type() == FileType.DIRECTORY) {
+                // Written with its own mode, for the reason given in extract.
+                write(out, TarFormat.header(dirName(prefix, rel), TarFormat.DIRECTORY, st.mode() & 0777, 0, uid, gid,
+                        now, null));
+                k = Kind.OLD_DIR;
+            } else if (st.type() == FileType.SYMLINK) {
+                throw HostFiles.symlink(shown);
+            } else {
+                throw new SandboxFileException(Reason.NOT_A_DIRECTORY, "'" + shown + "' is not a directory");
+            }
+            seen.put(key, k);
+            return k;
+        }
+        if (k == Kind.LINK) {
+            throw HostFiles.symlink(shown);
+        }
+        if (k == Kind.FILE) {
+            throw new SandboxFileException(Reason.NOT_A_DIRECTORY, "'" + shown + "' is not a directory");
+        }
+        return k;
+    }
+
+    /** A file or link of the archive replaces a file or link, never a directory (as the host upload refuses). */
+    private static void claim(String[] rel, Map<String, Kind> seen, Kind kind, String path) {
+        Kind before = seen.put(String.join("/", rel), kind);
+        if (before == Kind.NEW_DIR || before == Kind.OLD_DIR) {
+            throw new SandboxFileException(Reason.IS_A_DIRECTORY, "'" + path + "' is a directory");
+        }
+    }
+
+    private static byte[] name(String prefix, String[] rel) {
+        return HostFiles.bytes(prefix + String.join("/", rel));
+    }
+
+    private static byte[] dirName(String prefix, String[] rel) {
+        return HostFiles.bytes(prefix + String.join("/", rel) + "/");
+    }
+
+    private static void write(FileChannel out, byte[] b) throws IOException {
+        ByteBuffer bb = ByteBuffer.wrap(b);
+        while (bb.hasRemaining()) {
+            out.write(bb);
+        }
+    }
+
+    // ================================================================== walking
+
+    /**
+     * Checks that {@code comps[0..count)} are real directories, one {@code HEAD} per component; with
+     * {@code create}, missing ones are made (0755, the owner's).
+     */
+    private List<VolumeAccess.PathStat> walk(String[] comps, int count, boolean create) {
+        if (count > HostFiles.MAX_DEPTH) {
+            throw HostFiles.tooDeep(String.join("/", comps));
+        }
+        List<VolumeAccess.PathStat> stats = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            String shown = String.join("/", Arrays.copyOf(comps, i + 1));
+            String p = abs(comps, i + 1);
+            VolumeAccess.PathStat st = access.stat(p);
+            if (st == null && create) {
+                byte[] entry = concat(TarFormat.header(HostFiles.bytes(comps[i] + "/"), TarFormat.DIRECTORY,
+                        HostFiles.DIR_MODE, 0, uid, gid, Instant.now().getEpochSecond(), null), TarFormat.endOfArchive());
+                put(abs(comps, i), new ByteArrayInputStream(entry), entry.length, shown);
+                st = access.stat(p);
+            }
+            if (st == null) {
+                throw notFound(shown);
+            }
+            if (st.type() == FileType.SYMLINK) {
+                throw HostFiles.symlink(shown);
+            }
+            if (st.type() != FileType.DIRECTORY) {
+                throw new SandboxFileException(Reason.NOT_A_DIRECTORY, "'" + shown + "' is not a directory");
+            }
+            stats.add(st);
+        }
+        return stats;
+    }
+
+    private void put(String dir, InputStream body, long length, String shown) {
+        try {
+            access.put(dir, body, length);
+        } catch (SandboxFileException e) {
+            String m = String.valueOf(e.getMessage());
+            if (m.contains("cannot overwrite directory")) {
+                throw new SandboxFileException(Reason.IS_A_DIRECTORY, "'" + shown + "': an entry names a directory", e);
+            }
+            if (m.contains("cannot overwrite non-directory")) {
+                throw new SandboxFileException(Reason.NOT_A_DIRECTORY, "'" + shown + "': a component is not a directory",
+                        e);
+            }
+            throw e;
+        }
+    }
+
+    private String abs(String[] comps, int count) {
+        if (count == 0) {
+            return root;
+        }
+        return root + "/" + String.join("/", Arrays.copyOf(comps, count));
+    }
+
+    private static SandboxNotFoundException notFound(String path) {
+        return new SandboxNotFoundException("no such file or directory in the workdir: '" + path + "'");
+    }
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        byte[] out = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
+    /** A private (0600) temporary file in the JVM's temporary directory. */
+    private static Path tempFile() {
+        try {
+            return Files.createTempFile("sandboxkit-volume", ".tar");
+        } catch (IOException e) {
+            throw new SandboxFileException(Reason.IO_ERROR, "cannot create a temporary file: " + e, e);
+        }
+    }
+
+    private static void deleteQuietly(Path p) {
+        try {
+            Files.deleteIfExists(p);
+        } catch (IOException ignored) {
+            // a leftover in the temporary directory
+        }
+    }
+
+    private static void closeQuietly(InputStream in) {
+        try {
+            in.close();
+        } catch (IOException ignored) {
+            // nothing more to do
+        }
+    }
+}

@@ -1,0 +1,32 @@
+package dev.sandboxkit.docker;
+
+import dev.sandboxkit.spi.DriverContext;
+import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.testkit.tck.SandboxDriverTck;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.DisplayName;
+
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The conformance kit on the Docker driver with {@code docker.workdirs=volume}: one named volume per session
+ * instead of host directories, on the real local engine. Tests gated on {@code HOST_WORKSPACE} skip through the
+ * kit's own capability check; a missing engine fails (no skip when CI=true).
+ */
+@DisplayName("Docker driver conformance, named-volume workdirs")
+class DockerVolumeTckTest extends SandboxDriverTck {
+
+    @BeforeAll
+    static void engine() {
+        DockerTestSupport.requireEngine();
+    }
+
+    @Override
+    protected SandboxDriver createDriver(DriverContext context) {
+        Map<String, String> properties = new HashMap<>(context.properties());
+        properties.put(DockerSandboxDriver.WORKDIRS_PROPERTY, "volume");
+        return new DockerDriverProvider().create(new DriverContext(context.instanceId(), context.workspaceRoot(),
+                context.clock(), properties));
+    }
+}

@@ -1,0 +1,288 @@
+package dev.sandboxkit.docker;
+
+import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.command.InspectVolumeResponse;
+import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.model.Container;
+import dev.sandboxkit.ExecRequest;
+import dev.sandboxkit.ExecResult;
+import dev.sandboxkit.Sandbox;
+import dev.sandboxkit.SandboxConfigurationException;
+import dev.sandboxkit.SandboxManager;
+import dev.sandboxkit.SandboxSpec;
+import dev.sandboxkit.SessionState;
+import dev.sandboxkit.SnapshotId;
+import dev.sandboxkit.WorkspaceTemplate;
+import dev.sandboxkit.docker.internal.files.FilesTestSupport;
+import dev.sandboxkit.docker.internal.workdir.VolumeWorkdirs;
+import dev.sandboxkit.spi.DriverCapability;
+import dev.sandboxkit.spi.DriverContext;
+import dev.sandboxkit.spi.SandboxLabels;
+import dev.sandboxkit.spi.SessionStore;
+import dev.sandboxkit.testkit.ManualClock;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The named-volume workdir backend's own lifecycle on the real engine: the labelled volume, its removal on
+ * destroy, helpers hidden from the sandbox listing, suspend and resume on the same volume, snapshots as volumes,
+ * archives moving between a host-directory manager and a volume manager, and the remote-engine refusal lifted.
+ */
+@DisplayName("Named-volume workdirs on the real Docker engine")
+class VolumeWorkdirsOnDockerTest {
+    private static final Duration TTL = Duration.ofMinutes(1);
+    @TempDir
+    Path tmp;
+    private final ManualClock clock = new ManualClock();
+    private final List<SandboxManager> managers = new ArrayList<>();
+    private DockerClient docker;
+
+    @BeforeEach
+    void engine() {
+        docker = ManagerOnDockerTest.EngineCheck.requireEngine();
+    }
+
+    @AfterEach
+    void cleanUp() throws Exception {
+        try {
+            for (SandboxManager m : managers) {
+                m.close();
+                List<Container> left = docker.listContainersCmd().withShowAll(true)
+                        .withLabelFilter(Map.of(SandboxLabels.OWNER, m.instanceId())).exec();
+                left.forEach(c -> docker.removeContainerCmd(c.getId()).withForce(true).exec());
+                assertThat(left).as("containers (sandboxes and helpers) left by " + m.instanceId()).isEmpty();
+                List<InspectVolumeResponse> volumes = volumes(Map.of(SandboxLabels.OWNER, m.instanceId()));
+                volumes.forEach(v -> docker.removeVolumeCmd(v.getName()).exec());
+                assertThat(volumes).as("volumes left by " + m.instanceId()).isEmpty();
+            }
+        } finally {
+            docker.close();
+        }
+    }
+
+    private SandboxManager manager(String name, boolean volumes, SessionStore store) {
+        SandboxManager.Builder b = SandboxManager.builder().driver("docker").workspaceRoot(tmp.resolve("root-" + name))
+                .store(store).clock(clock).idleTimeout(TTL).reaperInterval(Duration.ofMillis(50))
+                .reconcileInterval(Duration.ofMinutes(30));
+        if (volumes) {
+            b.driverProperty("docker.workdirs", "volume");
+        }
+        SandboxManager m = b.build();
+        managers.add(m);
+        return m;
+    }
+
+    private List<InspectVolumeResponse> volumes(Map<String, String> labels) {
+        List<String> filter = new ArrayList<>();
+        labels.forEach((k, v) -> filter.add(k + "=" + v));
+        List<InspectVolumeResponse> found = docker.listVolumesCmd().withFilter("label", filter).exec().getVolumes();
+        return found == null ? List.of() : found;
+    }
+
+    private static SandboxSpec spec() {
+        return FilesTestSupport.spec().build();
+    }
+
+    private static String run(Sandbox sandbox, String script) {
+        ExecResult r = sandbox.exec(ExecRequest.shell(script).withTimeout(Duration.ofMinutes(2)));
+        assertThat(r.exitCode()).as("`%s` failed: %s%s", script, r.stdout(), r.stderr()).isZero();
+        return r.stdout();
+    }
+
+    private void suspend(SandboxManager m, String sessionId) throws InterruptedException {
+        ArchiveOnDockerTest.suspend(clock, TTL, m, sessionId);
+    }
+
+    private String volumeName(Sandbox sandbox) {
+        String ws = sandbox.info().workspace();
+        assertThat(ws).startsWith(VolumeWorkdirs.PREFIX);
+        return ws.substring(VolumeWorkdirs.PREFIX.length());
+    }
+
+    @Test
+    @DisplayName("a labelled volume per session, owned by the sandbox user, nothing on the host; removed on destroy")
+    void labelledVolumeRemovedOnDestroy() throws Exception {
+        SandboxManager m = manager("v", true, SessionStore.inMemory());
+        String session = "vol-" + UUID.randomUUID().toString().substring(0, 8);
+        Sandbox sandbox = m.acquire(session, spec());
+        String name = volumeName(sandbox);
+        Map<String, String> labels = docker.inspectVolumeCmd(name).exec().getLabels();
+        assertThat(labels).containsEntry(SandboxLabels.MANAGED, "true").containsEntry(SandboxLabels.SESSION, session)
+                .containsEntry(SandboxLabels.OWNER, m.instanceId());
+        assertThat(run(sandbox, "stat -c '%u %a' /workspace && echo hi > /workspace/f && cat /workspace/f"))
+                .isEqualTo("10001 700\nhi\n");
+        assertThat(Files.exists(tmp.resolve("root-v").resolve(session))).as("no host workdir").isFalse();
+        // The files API's helper is a container of its own, never listed as a sandbox.
+        assertThat(sandbox.files().readBytes("f")).isEqualTo("hi\n".getBytes());
+        List<Container> helpers = docker.listContainersCmd().withShowAll(true)
+                .withLabelFilter(Map.of(VolumeWorkdirs.VOLUME, name)).exec();
+        assertThat(helpers).hasSize(1);
+        assertThat(helpers.get(0).getState()).as("never started").isEqualTo("created");
+        assertThat(helpers.get(0).getLabels()).containsEntry(SandboxLabels.SESSION, session)
+                .containsEntry(SandboxLabels.MANAGED, "true");
+        assertThat(m.snapshots(session)).isEmpty();
+
+        m.destroy(session);
+
+        assertThatThrownBy(() -> docker.inspectVolumeCmd(name).exec()).isInstanceOf(NotFoundException.class);
+        assertThat(docker.listContainersCmd().withShowAll(true).withLabelFilter(Map.of(VolumeWorkdirs.VOLUME, name))
+                .exec()).as("helpers removed with the volume").isEmpty();
+    }
+
+    @Test
+    @DisplayName("suspend and resume keep the files: the new container mounts the same volume")
+    void suspendResumeKeepsFiles() throws Exception {
+        SandboxManager m = manager("v", true, SessionStore.inMemory());
+        String session = "vol-" + UUID.randomUUID().toString().substring(0, 8);
+        Sandbox sandbox = m.acquire(session, spec());
+        String first = sandbox.info().sandboxId();
+        run(sandbox, ArchiveOnDockerTest.TREE);
+        String before = run(sandbox, ArchiveOnDockerTest.FINGERPRINT);
+        suspend(m, session);
+        assertThat(sandbox.files().readBytes("src/a.txt")).as("files API while suspended").isEqualTo("hello\n".getBytes());
+        assertThat(m.session(session).orElseThrow().state()).isEqualTo(SessionState.SUSPENDED);
+        assertThat(run(sandbox, ArchiveOnDockerTest.FINGERPRINT)).isEqualTo(before);
+        assertThat(sandbox.info().sandboxId()).isNotEqualTo(first);
+        m.destroy(session);
+    }
+
+    @Test
+    @DisplayName("a workdir archive moves between a host-directory manager and a volume manager, both ways, intact")
+    void archiveRoundTripBetweenHostAndVolume() throws Exception {
+        SessionStore store = SessionStore.inMemory();
+        SandboxManager hostManager = manager("h", false, store);
+        SandboxManager volumeManager = manager("v", true, SessionStore.inMemory());
+        String onHost = "host-" + UUID.randomUUID().toString().substring(0, 8);
+        Sandbox h = hostManager.acquire(onHost, spec());
+        run(h, ArchiveOnDockerTest.TREE);
+        String fingerprint = run(h, ArchiveOnDockerTest.FINGERPRINT);
+        suspend(hostManager, onHost);
+
+        try (DockerSandboxDriver hostDriver = driver("h", false); DockerSandboxDriver volumeDriver = driver("v", true)) {
+            ByteArrayOutputStream fromHost = new ByteArrayOutputStream();
+            hostDriver.exportWorkspace(h.info().workspace(), spec(), fromHost);
+            String ws = volumeDriver.createWorkspace("imported-" + UUID.randomUUID().toString().substring(0, 8), spec());
+            try {
+                volumeDriver.importWorkspace(ws, spec(), new ByteArrayInputStream(fromHost.toByteArray()));
+                ByteArrayOutputStream fromVolume = new ByteArrayOutputStream();
+                volumeDriver.exportWorkspace(ws, spec(), fromVolume);
+                String back = hostDriver.createWorkspace("back-" + UUID.randomUUID().toString().substring(0, 8), spec());
+                try {
+                    hostDriver.importWorkspace(back, spec(), new ByteArrayInputStream(fromVolume.toByteArray()));
+                    // Same names, types, modes, links and contents through volume and back.
+                    assertThat(listing(hostDriver, back)).isEqualTo(listing(hostDriver, h.info().workspace()));
+                } finally {
+                    hostDriver.deleteWorkspace(back);
+                }
+                // And inside a volume session: seed a session's volume with the archive, compare from inside.
+                String session = "vsess-" + UUID.randomUUID().toString().substring(0, 8);
+                Sandbox v = volumeManager.acquire(session, spec());
+                volumeDriver.importWorkspace(v.info().workspace(), spec(), new ByteArrayInputStream(fromHost.toByteArray()));
+                assertThat(run(v, ArchiveOnDockerTest.FINGERPRINT)).isEqualTo(fingerprint);
+                volumeManager.destroy(session);
+            } finally {
+                volumeDriver.deleteWorkspace(ws);
+            }
+        }
+        hostManager.destroy(onHost);
+    }
+
+    /** Everything the files API reports of a workdir, recursively. */
+    private static List<String> listing(DockerSandboxDriver driver, String ws) {
+        List<String> out = new ArrayList<>();
+        walk(driver.files(ws, spec(), dev.sandboxkit.FileLimits.DEFAULT), "", out);
+        return out;
+    }
+
+    private static void walk(dev.sandboxkit.SandboxFiles files, String dir, List<String> out) {
+        for (dev.sandboxkit.FileInfo f : files.list(dir)) {
+            out.add(f.path() + " " + f.type() + " " + Integer.toOctalString(f.permissions()) + " " + f.linkTarget()
+                    + (f.type() == dev.sandboxkit.FileType.FILE ? " " + FilesTestSupport.sha256(files.readBytes(f.path()))
+                    : ""));
+            if (f.type() == dev.sandboxkit.FileType.DIRECTORY) {
+                walk(files, f.path(), out);
+            }
+        }
+    }
+
+    private DockerSandboxDriver driver(String name, boolean volumes) {
+        Map<String, String> p = new HashMap<>();
+        if (volumes) {
+            p.put(DockerSandboxDriver.WORKDIRS_PROPERTY, "volume");
+        }
+        return new DockerSandboxDriver(new DriverContext("vtest-" + UUID.randomUUID().toString().substring(0, 8),
+                tmp.resolve("root-" + name), Clock.systemUTC(), p));
+    }
+
+    @Test
+    @DisplayName("snapshots are volumes: restore, fork, a kept snapshot seeding a new session, all removed at the end")
+    void snapshotsAreVolumes() throws Exception {
+        SandboxManager m = manager("v", true, SessionStore.inMemory());
+        String golden = "gold-" + UUID.randomUUID().toString().substring(0, 8);
+        Sandbox g = m.acquire(golden, spec());
+        run(g, "echo golden > /workspace/seed.txt && ln -s seed.txt /workspace/link");
+        SnapshotId id = m.snapshot(golden);
+        List<InspectVolumeResponse> snaps = volumes(Map.of(SandboxLabels.SNAPSHOT, id.toString()));
+        assertThat(snaps).hasSize(1);
+        m.keepSnapshot(id, true);
+        run(g, "echo changed > /workspace/seed.txt");
+        m.restore(golden, id);
+        assertThat(run(g, "cat /workspace/seed.txt && readlink /workspace/link")).isEqualTo("golden\nseed.txt\n");
+        m.destroy(golden);
+        assertThat(volumes(Map.of(SandboxLabels.SESSION, golden))).as("the golden workdir's volume").isEmpty();
+
+        String child = "child-" + UUID.randomUUID().toString().substring(0, 8);
+        Sandbox c = m.acquire(child, FilesTestSupport.spec().template(WorkspaceTemplate.snapshot(id)).build());
+        assertThat(run(c, "cat /workspace/seed.txt")).isEqualTo("golden\n");
+        m.destroy(child);
+        m.deleteSnapshot(id);
+        assertThat(volumes(Map.of(SandboxLabels.SNAPSHOT, id.toString()))).isEmpty();
+        assertThat(volumes(Map.of(VolumeWorkdirs.ROLE, "helper"))).isEmpty();
+        assertThat(docker.listContainersCmd().withShowAll(true).withLabelFilter(Map.of(SandboxLabels.OWNER,
+                m.instanceId())).exec()).as("no helper left after the sessions and snapshot went").isEmpty();
+    }
+
+    @Test
+    @DisplayName("the driver reports the volume backend's capabilities: no HOST_WORKSPACE")
+    void capabilities() {
+        try (DockerSandboxDriver v = driver("v", true); DockerSandboxDriver h = driver("h", false)) {
+            assertThat(v.capabilities()).doesNotContain(DriverCapability.HOST_WORKSPACE).contains(DriverCapability.FILES,
+                    DriverCapability.SNAPSHOTS, DriverCapability.WORKSPACE_ARCHIVE, DriverCapability.DIRECTORY_TEMPLATES);
+            assertThat(h.capabilities()).contains(DriverCapability.HOST_WORKSPACE);
+        }
+    }
+
+    @Test
+    @DisplayName("with docker.workdirs=volume a remote engine is accepted; an unknown mode is a configuration error")
+    void remoteEngineAcceptedWithVolumes() throws Exception {
+        Path certs = dev.sandboxkit.docker.internal.engine.Certificates.write(Files.createDirectories(tmp.resolve("certs")));
+        // TEST-NET-1: never this host, never contacted (creating the driver does not connect).
+        Map<String, String> remote = new HashMap<>(Map.of("docker.host", "tcp://192.0.2.10:2376", "docker.tlsVerify",
+                "true", "docker.certPath", certs.toString()));
+        remote.put(DockerSandboxDriver.WORKDIRS_PROPERTY, "volume");
+        new DockerDriverProvider().create(new DriverContext("remote", tmp.resolve("ws"), Clock.systemUTC(), remote))
+                .close();
+        remote.put(DockerSandboxDriver.WORKDIRS_PROPERTY, "nfs");
+        assertThatThrownBy(() -> new DockerDriverProvider().create(new DriverContext("remote", tmp.resolve("ws"),
+                Clock.systemUTC(), remote))).isInstanceOf(SandboxConfigurationException.class)
+                .hasMessageContaining("docker.workdirs");
+    }
+}

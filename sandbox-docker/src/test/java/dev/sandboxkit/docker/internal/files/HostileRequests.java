@@ -1,0 +1,179 @@
+package dev.sandboxkit.docker.internal.files;
+
+import dev.sandboxkit.SandboxFileException;
+import dev.sandboxkit.SandboxFileException.Reason;
+import dev.sandboxkit.SandboxFiles;
+import dev.sandboxkit.docker.internal.files.FilesTestSupport.Entry;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+
+import dev.sandboxkit.SandboxNotFoundException;
+
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static dev.sandboxkit.docker.internal.files.FilesTestSupport.tarStream;
+import static dev.sandboxkit.docker.internal.files.FilesTestSupport.untar;
+import static dev.sandboxkit.docker.internal.files.FilesTestSupport.utf8;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Hostile requests whose refusal does not depend on where the workdir lives: shared by {@link HostileWorkspaceTest}
+ * (host directories) and {@link VolumeHostileWorkspaceTest} (named volumes), each adding its own checks of what was
+ * (not) written.
+ */
+final class HostileRequests {
+    private HostileRequests() {
+    }
+
+    static void refused(Reason reason, ThrowingCallable call) {
+        assertThatThrownBy(call).isInstanceOfSatisfying(SandboxFileException.class,
+                e -> assertThat(e.reason()).as(e.getMessage()).isEqualTo(reason));
+    }
+
+    /** '..' and absolute paths outside /workspace, in every call; then the accepted spellings of paths inside. */
+    static void badPaths(SandboxFiles files) {
+        for (String bad : new String[] {"..", "../x", "a/../../etc/passwd", "/etc/passwd", "/workspace/../etc/passwd",
+                "/workspacex/a", "/", "a/..", "/tmp"}) {
+            refused(Reason.INVALID_PATH, () -> files.readBytes(bad));
+            refused(Reason.INVALID_PATH, () -> files.stat(bad));
+            refused(Reason.INVALID_PATH, () -> files.write(bad, utf8("x")));
+            refused(Reason.INVALID_PATH, () -> files.mkdirs(bad));
+            refused(Reason.INVALID_PATH, () -> files.deleteRecursively(bad));
+            refused(Reason.INVALID_PATH, () -> files.downloadTar(bad));
+            refused(Reason.INVALID_PATH, () -> files.uploadTar(bad, tarStream(Entry.file("x", "x"))));
+        }
+        files.write("/workspace/in.txt", utf8("in"));
+        assertThat(files.readBytes("./in.txt")).isEqualTo(utf8("in"));
+        assertThat(files.readBytes("/workspace//./in.txt")).isEqualTo(utf8("in"));
+        refused(Reason.INVALID_PATH, () -> files.readBytes("//in.txt"));
+        refused(Reason.INVALID_PATH, () -> files.delete("/workspace"));
+    }
+
+    /** Entries with '..'. */
+    static void dotDotEntries(SandboxFiles files) {
+        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", tarStream(Entry.file("../evil.txt", "x"))));
+        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("a", tarStream(Entry.file("b/../../../evil.txt", "x"))));
+        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", tarStream(Entry.dir("..", 0755))));
+    }
+
+    /** Entries with absolute names, one under {@code /tmp} (returned, to check it is absent) and one in the canary. */
+    static Path absoluteEntries(SandboxFiles files, Path canary) {
+        String name = "/tmp/sandboxkit-evil-" + UUID.randomUUID();
+        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", tarStream(Entry.file(name, "x"))));
+        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", tarStream(Entry.file(canary + "/evil", "x"))));
+        return Path.of(name);
+    }
+
+    /** Link entries pointing out of the target directory. */
+    static void linksOut(SandboxFiles files, Path canary) {
+        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", tarStream(Entry.link("l", TarFormat.SYMLINK, "/etc"))));
+        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", tarStream(
+                Entry.link("l", TarFormat.SYMLINK, canary.toString()))));
+        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("a/b", tarStream(
+                Entry.link("l", TarFormat.SYMLINK, "../../../x"))));
+        assertThat(files.exists("l")).isFalse();
+    }
+
+    /** Hard-link entries, to a host file and to an entry of the same archive. */
+    static void hardLinkEntries(SandboxFiles files) {
+        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", tarStream(
+                Entry.link("h", TarFormat.HARDLINK, "/etc/passwd"))));
+        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", tarStream(Entry.file("a", "x"),
+                Entry.link("h", TarFormat.HARDLINK, "a"))));
+        assertThat(files.exists("h")).isFalse();
+    }
+
+    /** Character-device, block-device and FIFO entries. */
+    static void deviceEntries(SandboxFiles files) {
+        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", tarStream(Entry.special("null", TarFormat.CHAR_DEVICE))));
+        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", tarStream(Entry.special("sda", TarFormat.BLOCK_DEVICE))));
+        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", tarStream(Entry.special("p", TarFormat.FIFO))));
+        assertThat(files.list("")).isEmpty();
+    }
+
+    /** A bad checksum, a truncated archive, and no archive at all. */
+    static void malformedArchives(SandboxFiles files) {
+        byte[] good = FilesTestSupport.tar(Entry.file("a", "x".repeat(1000)));
+        byte[] corrupt = good.clone();
+        corrupt[10] ^= 1;
+        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", new ByteArrayInputStream(corrupt)));
+        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", new ByteArrayInputStream(Arrays.copyOf(good, 700))));
+        refused(Reason.INVALID_ARCHIVE, () -> files.uploadTar("", new ByteArrayInputStream(
+                utf8("this is not a tar archive at all".repeat(40)))));
+    }
+
+    /** How the host's calls of a race fared, per call: succeeded or refused. */
+    record RaceCalls(Map<String, AtomicInteger> ok, Map<String, AtomicInteger> refused) {
+        int succeeded() {
+            return ok.values().stream().mapToInt(AtomicInteger::get).sum();
+        }
+
+        int refusals() {
+            return refused.values().stream().mapToInt(AtomicInteger::get).sum();
+        }
+
+        int total() {
+            return succeeded() + refusals();
+        }
+    }
+
+    /**
+     * For {@code duration}, every files call in turn on {@code race/f} and {@code race} while the sandbox swaps them;
+     * every content read must be one the race could produce (never a host or image file). Call under a timeout.
+     */
+    static RaceCalls raceCalls(SandboxFiles files, Duration duration) throws IOException {
+        RaceCalls calls = new RaceCalls(new TreeMap<>(), new TreeMap<>());
+        long end = System.nanoTime() + duration.toNanos();
+        int i = 0;
+        while (System.nanoTime() < end) {
+            String op = switch (i++ % 8) {
+                case 0 -> "read";
+                case 1 -> "stream";
+                case 2 -> "stat";
+                case 3 -> "list";
+                case 4 -> "write";
+                case 5 -> "download";
+                case 6 -> "upload";
+                default -> "delete";
+            };
+            try {
+                switch (op) {
+                    case "read" -> assertSafe(new String(files.readBytes("race/f"), StandardCharsets.UTF_8));
+                    case "stream" -> assertSafe(readAll(files.newInputStream("race/f")));
+                    case "stat" -> files.stat("race/f");
+                    case "list" -> files.list("race");
+                    case "write" -> files.write("race/f", utf8("host\n"));
+                    case "download" -> untar(files.downloadTar("race")).values().forEach(r -> assertSafe(r.text()));
+                    case "upload" -> files.uploadTar("race", tarStream(Entry.file("up.txt", "host\n")));
+                    default -> files.delete("race/f");
+                }
+                calls.ok().computeIfAbsent(op, k -> new AtomicInteger()).incrementAndGet();
+            } catch (SandboxFileException | SandboxNotFoundException | UncheckedIOException expected) {
+                calls.refused().computeIfAbsent(op, k -> new AtomicInteger()).incrementAndGet();
+            }
+        }
+        return calls;
+    }
+
+    private static void assertSafe(String content) {
+        assertThat(content).as("content read during the race").isIn("safe\n", "host\n", "inner\n", "")
+                .doesNotContain("root:").doesNotContain("CANARY");
+    }
+
+    private static String readAll(InputStream in) throws IOException {
+        try (in) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+}
