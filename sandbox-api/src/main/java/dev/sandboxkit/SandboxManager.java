@@ -473,7 +473,9 @@ public interface SandboxManager extends AutoCloseable {
          * Runs the port forwards' blocking I/O ({@link Sandbox#forward(int)}) on this executor: one long task per
          * open forward (its accept loop) and two per open connection (one pump each way), each for as long as it
          * lasts. The executor must run that many tasks at once: a bounded pool that is full stalls or refuses
-         * connections. The manager does not shut it down. Default: a pool of named daemon threads
+         * connections. The archive tier ({@link #archive}) also deflates each workdir it packs here, one task per
+         * archive, while the archiving thread walks the tree; a task refused or not started within 200 ms is done
+         * on the archiving thread instead (slower, never stuck). The manager does not shut it down. Default: a pool of named daemon threads
          * ({@code sandboxkit-io-N}) that grows with the forwards, lets idle threads go after 30 s, and is shut
          * down by {@link SandboxManager#close()}.
          *

@@ -6,6 +6,7 @@ import dev.sandboxkit.SandboxException;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SandboxUnavailableException;
 import dev.sandboxkit.SessionState;
+import dev.sandboxkit.spi.ArchiveDigests;
 import dev.sandboxkit.spi.ArchiveStore;
 import dev.sandboxkit.spi.DriverCapability;
 import dev.sandboxkit.spi.SessionRecord;
@@ -14,14 +15,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.BufferedInputStream;
-import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.DigestInputStream;
-import java.security.DigestOutputStream;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
@@ -31,9 +30,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 import java.util.function.Consumer;
 import java.util.zip.GZIPInputStream;
-import java.util.zip.GZIPOutputStream;
 
 /**
  * The archive tier: a session suspended for longer than the configured age has its workdir packed (tar +
@@ -62,14 +61,17 @@ final class Archives {
     private static final Logger log = LoggerFactory.getLogger(Archives.class);
 
     private final EngineContext ctx;
+    /** Where packing deflates while the caller's thread walks the workdir. */
+    private final Executor io;
     private final @Nullable ArchiveStore store;
     private final long afterMillis;
     private final Path spool;
     /** Session id to the record version whose workdir was not on this host: not tried again until it changes. */
     private final Map<String, Long> elsewhere = new ConcurrentHashMap<>();
 
-    Archives(EngineContext ctx, @Nullable ArchiveStore store, @Nullable Duration after, Path spool) {
+    Archives(EngineContext ctx, Executor io, @Nullable ArchiveStore store, @Nullable Duration after, Path spool) {
         this.ctx = ctx;
+        this.io = io;
         this.store = store;
         this.afterMillis = after == null ? Long.MAX_VALUE : after.toMillis();
         this.spool = spool;
@@ -153,21 +155,18 @@ final class Archives {
         Path packed = tempFile();
         try {
             // Packed before anything is written: a workdir that is not on this host is skipped without a write.
-            String sha;
-            try (OutputStream file = Files.newOutputStream(packed);
-                 DigestOutputStream digest = new DigestOutputStream(new BufferedOutputStream(file, 1 << 16), sha256());
-                 GZIPOutputStream gzip = new GZIPOutputStream(digest, 1 << 16)) {
-                ctx.driver().exportWorkspace(rec.workspace(), spec, gzip);
-                gzip.finish();
-                digest.flush();
-                sha = HexFormat.of().formatHex(digest.getMessageDigest().digest());
+            ArchivePacker.Packed packedAs;
+            try {
+                String workspace = rec.workspace();
+                packedAs = ArchivePacker.pack(io, packed, tar -> ctx.driver().exportWorkspace(workspace, spec, tar));
             } catch (SandboxException notHere) {
                 elsewhere.put(sessionId, rec.version());
                 log.info("Session {}: workdir {} not archived from this manager: {}", sessionId, rec.workspace(),
                         notHere.toString());
                 return false;
             }
-            long bytes = Files.size(packed);
+            String sha = packedAs.sha256();
+            long bytes = packedAs.bytes();
             String key = sessionId + "/" + sha + ".tar.gz";
             Map<String, String> attributes = new java.util.HashMap<>(rec.attributes());
             attributes.put(STATE, UPLOADING);
@@ -180,7 +179,7 @@ final class Archives {
                 return false; // resumed or changed meanwhile: what was packed may be torn; drop it
             }
             try {
-                archive.put(key, packed, sha);
+                archive.put(key, packed, new ArchiveDigests(bytes, sha, packedAs.md5()));
             } catch (RuntimeException uploadFailed) {
                 cleared(claimed, null);
                 deleteQuietly(archive, key);

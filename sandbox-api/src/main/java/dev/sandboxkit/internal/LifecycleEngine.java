@@ -162,7 +162,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         long reconcileMillis = (s.reconcileInterval() != null ? s.reconcileInterval() : DEFAULT_RECONCILE).toMillis();
         this.reconciler = new Reconciler(ctx, this, pools.values());
         this.processes = new ProcessSupport(ctx);
-        this.archives = new Archives(ctx, s.archiveStore(), s.archiveAfter(),
+        this.archives = new Archives(ctx, io, s.archiveStore(), s.archiveAfter(),
                 Path.of(System.getProperty("java.io.tmpdir"), "sandboxkit-archive-spool"));
         this.housekeeper = new Housekeeper(ctx, this, reconciler, reaperMillis, Math.max(10, leaseMillis / 3),
                 reconcileMillis, archives.enabled() ? archives.passMillis(reconcileMillis) : 0);

@@ -39,6 +39,20 @@ public interface ArchiveStore extends AutoCloseable {
     void put(String key, Path file, String sha256);
 
     /**
+     * Stores a file whose size and digests the engine computed while packing it; the engine calls this one, with
+     * the same guarantee as {@link #put(String, Path, String)}. Stores whose servers check an upload's digest
+     * override it, so as not to read the file once more before sending it. Default:
+     * {@code put(key, file, digests.sha256())}.
+     *
+     * @param key     the key: segments of {@code [A-Za-z0-9._-]} separated by {@code /}
+     * @param file    the content
+     * @param digests the file's size and digests
+     */
+    default void put(String key, Path file, ArchiveDigests digests) {
+        put(key, file, digests.sha256());
+    }
+
+    /**
      * Copies an object into a file, replacing the file.
      *
      * @param key  the key

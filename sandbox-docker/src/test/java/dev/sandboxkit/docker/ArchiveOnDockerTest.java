@@ -83,10 +83,14 @@ class ArchiveOnDockerTest {
     }
 
     private SandboxManager manager(String host, ArchiveStore tier) {
+        return builder(host, tier).build();
+    }
+
+    private SandboxManager.Builder builder(String host, ArchiveStore tier) {
         return SandboxManager.builder().driver("docker").workspaceRoot(tmp.resolve("root-" + host)).store(store)
                 .clock(clock).idleTimeout(TTL).reaperInterval(Duration.ofMillis(50))
                 .reconcileInterval(Duration.ofMinutes(30)) // the periodic pass stays out of the way
-                .archive(tier, AGE).listener(events::add).build();
+                .archive(tier, AGE).listener(events::add);
     }
 
     @AfterEach
@@ -128,6 +132,17 @@ class ArchiveOnDockerTest {
             assertThat(System.nanoTime() - until).as("reaped in time").isNegative();
             Thread.sleep(20);
         }
+    }
+
+    /** Writes the tree, suspends the session and archives it; returns the tree's fingerprint. */
+    private String archivedTree(SandboxManager m, String sessionId) throws InterruptedException {
+        Sandbox s = m.acquire(sessionId, spec());
+        run(s, TREE);
+        String fingerprint = run(s, FINGERPRINT);
+        suspend(m, sessionId);
+        clock.advance(AGE);
+        assertThat(m.archiveIdle()).isEqualTo(1);
+        return fingerprint;
     }
 
     private SessionRecord record(String sessionId) {
@@ -183,6 +198,24 @@ class ArchiveOnDockerTest {
         Sandbox back = a.acquire("arch-move", spec());
         assertThat(run(back, FINGERPRINT)).isEqualTo(changed);
         a.destroy("arch-move");
+    }
+
+    @Test
+    @DisplayName("packing deflates on the caller-supplied I/O executor while the archiving thread walks the workdir")
+    void packsOnTheIoExecutor() throws Exception {
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newCachedThreadPool();
+        java.util.concurrent.atomic.AtomicInteger tasks = new java.util.concurrent.atomic.AtomicInteger();
+        try (SandboxManager c = builder("c", archive).ioExecutor(r -> pool.execute(() -> {
+                    tasks.incrementAndGet();
+                    r.run();
+                })).build()) {
+            String before = archivedTree(c, "arch-io");
+            assertThat(tasks.get()).as("deflating tasks run on the supplied executor").isEqualTo(1);
+            assertThat(run(c.acquire("arch-io", spec()), FINGERPRINT)).isEqualTo(before);
+            c.destroy("arch-io");
+        } finally {
+            pool.shutdownNow();
+        }
     }
 
     @Test
@@ -267,12 +300,7 @@ class ArchiveOnDockerTest {
     @Test
     @DisplayName("a corrupt archive is refused with a retryable error and stays; the session resumes once it is whole")
     void corruptArchive() throws Exception {
-        Sandbox s = a.acquire("arch-corrupt", spec());
-        run(s, TREE);
-        String before = run(s, FINGERPRINT);
-        suspend(a, "arch-corrupt");
-        clock.advance(AGE);
-        assertThat(a.archiveIdle()).isEqualTo(1);
+        String before = archivedTree(a, "arch-corrupt");
         Path object = archived().get(0);
         byte[] good = Files.readAllBytes(object);
         byte[] bad = good.clone();
@@ -350,9 +378,7 @@ class ArchiveOnDockerTest {
                 super.put(key, file, sha256);
             }
         };
-        try (SandboxManager c = SandboxManager.builder().driver("docker").workspaceRoot(tmp.resolve("root-c"))
-                .store(store).clock(clock).idleTimeout(TTL).reaperInterval(Duration.ofMillis(50))
-                .reconcileInterval(Duration.ofMinutes(30)).archive(racing, AGE).build()) {
+        try (SandboxManager c = manager("c", racing)) {
             run(c.acquire("arch-race", spec()), "echo kept > /workspace/f");
             suspend(c, "arch-race");
             clock.advance(AGE);

@@ -4,6 +4,7 @@ import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxException;
 import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.SandboxUnavailableException;
+import dev.sandboxkit.spi.ArchiveDigests;
 import dev.sandboxkit.spi.ArchiveStore;
 import org.jspecify.annotations.Nullable;
 import software.amazon.awssdk.core.ResponseInputStream;
@@ -25,6 +26,7 @@ import java.security.DigestInputStream;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Base64;
+import java.util.HexFormat;
 import java.util.Map;
 import java.util.Objects;
 import java.util.regex.Pattern;
@@ -74,15 +76,27 @@ public final class S3ArchiveStore implements ArchiveStore {
 
     @Override
     public void put(String key, Path file, String sha256) {
-        String objectKey = prefix + key;
+        MessageDigest md5 = digest("MD5");
+        MessageDigest sha = digest("SHA-256");
         long size;
-        String md5;
-        try {
-            size = Files.size(file);
-            md5 = md5(file);
+        try (InputStream in = new DigestInputStream(new DigestInputStream(Files.newInputStream(file), md5), sha)) {
+            size = in.transferTo(java.io.OutputStream.nullOutputStream());
         } catch (IOException e) {
             throw new SandboxException("cannot read the archive to upload " + file + ": " + e, e);
         }
+        String actual = HexFormat.of().formatHex(sha.digest());
+        if (!actual.equals(sha256)) {
+            throw new SandboxException("the archive to upload " + file + " has SHA-256 " + actual + ", not " + sha256);
+        }
+        put(key, file, new ArchiveDigests(size, sha256, HexFormat.of().formatHex(md5.digest())));
+    }
+
+    @Override
+    public void put(String key, Path file, ArchiveDigests digests) {
+        String objectKey = prefix + key;
+        long size = digests.bytes();
+        String sha256 = digests.sha256();
+        String md5 = Base64.getEncoder().encodeToString(HexFormat.of().parseHex(digests.md5()));
         call("upload", objectKey, () -> client.putObject(r -> r.bucket(bucket).key(objectKey).contentLength(size)
                 .contentMD5(md5).contentType("application/gzip").metadata(Map.of(SHA256, sha256)),
                 RequestBody.fromFile(file)));
@@ -149,17 +163,12 @@ public final class S3ArchiveStore implements ArchiveStore {
         }
     }
 
-    private static String md5(Path file) throws IOException {
-        MessageDigest md;
+    private static MessageDigest digest(String algorithm) {
         try {
-            md = MessageDigest.getInstance("MD5");
+            return MessageDigest.getInstance(algorithm);
         } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every JVM has MD5", e);
+            throw new IllegalStateException("every JVM has " + algorithm, e);
         }
-        try (InputStream in = new DigestInputStream(Files.newInputStream(file), md)) {
-            in.transferTo(java.io.OutputStream.nullOutputStream());
-        }
-        return Base64.getEncoder().encodeToString(md.digest());
     }
 
     /** Options of an {@link S3ArchiveStore}; each can be set once. */

@@ -5,9 +5,11 @@ import dev.sandboxkit.ExecResult;
 import dev.sandboxkit.Sandbox;
 import dev.sandboxkit.SandboxAcquireException;
 import dev.sandboxkit.SandboxEvent;
+import dev.sandboxkit.SandboxException;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxUnavailableException;
 import dev.sandboxkit.SessionState;
+import dev.sandboxkit.spi.ArchiveDigests;
 import dev.sandboxkit.spi.SessionRecord;
 import dev.sandboxkit.store.jdbc.JdbcSessionStore;
 import org.gaul.s3proxy.S3Proxy;
@@ -260,5 +262,31 @@ class S3ArchiveTest {
         manager("b", Duration.ofHours(1)).destroy("s3-destroy");
         assertThat(record("s3-destroy").state()).isEqualTo(SessionState.DESTROYED);
         assertThat(objects()).isEmpty();
+    }
+
+    @Test
+    @DisplayName("a put is checked by the server: a Content-MD5 that does not match stores nothing; the put without digests computes them")
+    void putIsVerifiedByTheServer() throws Exception {
+        byte[] bytes = new byte[300_000];
+        new java.util.Random(7).nextBytes(bytes);
+        Path file = tmp.resolve("object.bin");
+        java.nio.file.Files.write(file, bytes);
+        java.util.HexFormat hex = java.util.HexFormat.of();
+        String sha = hex.formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(bytes));
+        String md5 = hex.formatHex(java.security.MessageDigest.getInstance("MD5").digest(bytes));
+
+        archive.put("t/plain", file, sha);
+        archive.put("t/digests", file, new ArchiveDigests(bytes.length, sha, md5));
+        for (String key : List.of("t/plain", "t/digests")) {
+            Path back = tmp.resolve("back");
+            archive.get(key, back);
+            assertThat(java.nio.file.Files.readAllBytes(back)).as(key).isEqualTo(bytes);
+        }
+        String wrongMd5 = "0".repeat(32);
+        assertThatThrownBy(() -> archive.put("t/bad-md5", file, new ArchiveDigests(bytes.length, sha, wrongMd5)))
+                .isInstanceOf(SandboxException.class).hasMessageContaining("upload");
+        assertThatThrownBy(() -> archive.put("t/bad-sha", file, "0".repeat(64)))
+                .isInstanceOf(SandboxException.class).hasMessageContaining("has SHA-256 " + sha);
+        assertThat(objects()).containsExactlyInAnyOrder("fleet-1/t/plain", "fleet-1/t/digests");
     }
 }
