@@ -34,6 +34,7 @@ import dev.sandboxkit.docker.internal.engine.EngineClient;
 import dev.sandboxkit.docker.internal.engine.EngineDiscovery;
 import dev.sandboxkit.docker.internal.engine.EngineExec;
 import dev.sandboxkit.docker.internal.engine.EngineTunnel;
+import dev.sandboxkit.docker.internal.engine.ExecGate;
 import dev.sandboxkit.docker.internal.files.HostWorkspaces;
 import dev.sandboxkit.docker.internal.workdir.HostDirWorkdirs;
 import dev.sandboxkit.docker.internal.workdir.VolumeWorkdirs;
@@ -324,7 +325,9 @@ final class DockerSandboxDriver implements SandboxDriver {
             }
             long t2 = System.nanoTime();
             phases.record(SandboxEvent.PHASE_CREATE, Duration.ofNanos(t2 - t1));
-            try {
+            // A volume's files call freezes the containers running on it: none of ours starts in the middle of one.
+            try (ExecGate.Pass starting = VolumeWorkdirs.owns(request.workspace())
+                    ? engine.gate().enterVolume(request.workspace()) : null) {
                 run(() -> docker.startContainerCmd(id).exec());
             } catch (SandboxUnavailableException e) {
                 removeQuietly(id);

@@ -11,6 +11,7 @@ import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.docker.internal.engine.EngineClient;
 import dev.sandboxkit.docker.internal.engine.EngineConnection;
 import dev.sandboxkit.docker.internal.engine.EngineExec;
+import dev.sandboxkit.docker.internal.engine.ExecGate;
 import dev.sandboxkit.docker.internal.engine.ExecOutput;
 import dev.sandboxkit.docker.internal.engine.StreamDemux;
 
@@ -181,6 +182,14 @@ final class CommandChannel {
         cmd.add("/bin/sh").add("-s").add(LABEL).add(id).add(setsid ? "1" : "0");
         body.putArray("Env").add(MARKER + "=" + id);
         body.put("WorkingDir", "/");
+        // Held until the supervisor's ready line: by then its process runs, and a freeze cannot refuse it.
+        try (ExecGate.Pass pass = client.gate().enter(containerId)) {
+            return open(client, containerId, setsid, id, deadline, body);
+        }
+    }
+
+    private static CommandChannel open(EngineClient client, String containerId, boolean setsid, String id,
+            long deadline, ObjectNode body) throws Unavailable, IOException {
         EngineClient.Response created = client.call("POST", "/containers/" + segment(containerId) + "/exec", body);
         if (created.status() == 404 || (created.status() == 409 && created.message().contains("not running"))) {
             throw new SandboxNotFoundException("container " + EngineExec.shortId(containerId) + " does not exist or is "

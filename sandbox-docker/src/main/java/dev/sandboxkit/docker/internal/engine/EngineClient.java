@@ -39,6 +39,7 @@ public final class EngineClient implements Closeable {
             "container state improper", "no such exec session");
 
     private final DockerHost host;
+    private final ExecGate gate = new ExecGate();
     private final Deque<EngineConnection> idle = new ConcurrentLinkedDeque<>();
     private volatile String prefix;
     /** Whether {@code /version} named Podman; set together with {@link #prefix}. */
@@ -61,6 +62,15 @@ public final class EngineClient implements Closeable {
      */
     public DockerHost host() {
         return host;
+    }
+
+    /**
+     * What keeps this driver's exec starts and container freezes apart.
+     *
+     * @return the gate, one per client
+     */
+    public ExecGate gate() {
+        return gate;
     }
 
     /**

@@ -269,13 +269,20 @@ public final class EngineExec {
     }
 
     private ExecResult execute(Run run, boolean killOnTimeout) {
-        run.execId = create(run);
+        ExecGate.Pass pass = client.gate().enter(run.containerId);
+        try {
+            run.execId = create(run);
+        } catch (RuntimeException e) {
+            pass.close();
+            throw e;
+        }
         run.podman = podman();
         run.out.podman(run.podman);
         register(run);
         try {
             EngineClient.Started started;
             try {
+                pass.started(run.execId);
                 started = client.startExec(run.execId, callDeadline(run.deadline), run.tty != null);
             } catch (SocketTimeoutException e) {
                 if (passed(run.deadline)) {
@@ -290,6 +297,8 @@ public final class EngineExec {
                     return run.result(-1, Termination.KILLED);
                 }
                 throw host.unreachable(e);
+            } finally {
+                pass.close();
             }
             if (started.error() != null) {
                 return startRefused(run, started.error());
@@ -801,6 +810,7 @@ public final class EngineExec {
     }
 
     void deregister(Run run) {
+        client.gate().done(run.containerId, run.execId);
         active.computeIfPresent(run.containerId, (k, runs) -> {
             runs.remove(run);
             return runs.isEmpty() ? null : runs;

@@ -76,13 +76,20 @@ final class EngineTerminal implements TerminalConnection {
      * that shows the complaint and exits 126 or 127, as an exec does.
      */
     static EngineTerminal open(EngineExec execs, EngineClient client, EngineExec.Run run) {
-        run.execId = execs.create(run);
+        ExecGate.Pass pass = client.gate().enter(run.containerId);
+        try {
+            run.execId = execs.create(run);
+        } catch (RuntimeException e) {
+            pass.close();
+            throw e;
+        }
         run.podman = execs.podman();
         execs.register(run);
         boolean handedOut = false;
         try {
             EngineClient.Started started;
             try {
+                pass.started(run.execId);
                 started = client.startExec(run.execId, System.nanoTime() + EngineClient.REQUEST_TIMEOUT_NANOS, true);
             } catch (InterruptedIOException e) {
                 throw execs.interrupted(run);
@@ -91,6 +98,8 @@ final class EngineTerminal implements TerminalConnection {
                     throw new SandboxNotFoundException("container " + shortId(run.containerId) + " is gone");
                 }
                 throw client.host().unreachable(e);
+            } finally {
+                pass.close();
             }
             if (started.error() != null) {
                 EngineTerminal refused = refused(execs, client, run, started.error());

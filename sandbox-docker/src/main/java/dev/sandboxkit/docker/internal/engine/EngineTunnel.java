@@ -80,9 +80,12 @@ public final class EngineTunnel implements PortConnection {
     private static EngineTunnel open(EngineClient client, String containerId, int port,
                                      java.util.function.Consumer<EngineTunnel> onClose) {
         String marker = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
-        String execId = create(client, containerId, port, marker);
+        String execId;
         EngineClient.Started started;
-        try {
+        // nc prints nothing when it starts: the relay stays unconfirmed in the gate until it closes.
+        try (ExecGate.Pass pass = client.gate().enter(containerId)) {
+            execId = create(client, containerId, port, marker);
+            pass.started(execId);
             started = client.startExec(execId, System.nanoTime() + EngineClient.REQUEST_TIMEOUT_NANOS);
         } catch (InterruptedIOException e) {
             Thread.currentThread().interrupt();
@@ -91,6 +94,7 @@ public final class EngineTunnel implements PortConnection {
             throw client.host().unreachable(e);
         }
         if (started.error() != null) {
+            client.gate().done(containerId, execId);
             EngineClient.Response error = started.error();
             if (error.status() == 404 || error.status() == 409 || EngineClient.smellsOfRemoval(error.message())) {
                 throw new SandboxNotFoundException("container " + EngineExec.shortId(containerId) + " is gone: "
@@ -105,9 +109,13 @@ public final class EngineTunnel implements PortConnection {
             conn = upgraded.duplex();
         } catch (IOException | RuntimeException e) {
             upgraded.close();
+            client.gate().done(containerId, execId);
             throw new SandboxExecException("cannot relay to port " + port + ": " + e, e);
         }
-        return new EngineTunnel(containerId, port, marker, conn, onClose);
+        return new EngineTunnel(containerId, port, marker, conn, tunnel -> {
+            client.gate().done(containerId, execId);
+            onClose.accept(tunnel);
+        });
     }
 
     /** POST /containers/{id}/exec of the relay: stdin, stdout and stderr attached, no TTY (bytes stay raw). */

@@ -43,6 +43,34 @@ public interface VolumeAccess {
     void put(String dir, InputStream tar, long length);
 
     /**
+     * Runs {@code body} with every running container on the volume frozen, so that nothing in a sandbox changes
+     * the tree between the checks of a files call and the engine's call (a FIFO swapped in there would block the
+     * engine's open for good). Reentrant. A stream the engine answers while frozen must be read before
+     * {@code body} returns.
+     *
+     * @param body the calls; told whether anything was frozen (else nothing runs on the volume)
+     * @param <T>  its result
+     * @return its result
+     */
+    <T> T quiesced(Quiesced<T> body);
+
+    /**
+     * Calls made by {@link #quiesced}.
+     *
+     * @param <T> their result
+     */
+    @FunctionalInterface
+    interface Quiesced<T> {
+        /**
+         * Makes the calls.
+         *
+         * @param live whether containers were frozen for them (streams must then be read before returning)
+         * @return the result
+         */
+        T run(boolean live);
+    }
+
+    /**
      * Runs {@code argv} in a one-off container on the volume (same image, the sandbox user, no network, no
      * capabilities) and waits for it.
      *

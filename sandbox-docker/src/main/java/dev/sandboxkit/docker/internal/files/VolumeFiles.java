@@ -79,6 +79,10 @@ public final class VolumeFiles implements SandboxFiles {
 
     @Override
     public FileInfo stat(String path) {
+        return access.quiesced(live -> statNow(path));
+    }
+
+    private FileInfo statNow(String path) {
         String[] comps = HostFiles.split(path);
         if (comps.length == 0) {
             VolumeAccess.PathStat st = access.stat(root);
@@ -122,6 +126,10 @@ public final class VolumeFiles implements SandboxFiles {
 
     @Override
     public List<FileInfo> list(String path) {
+        return access.quiesced(live -> listNow(path));
+    }
+
+    private List<FileInfo> listNow(String path) {
         String[] comps = HostFiles.split(path);
         walk(comps, comps.length, false);
         List<FileInfo> out = new ArrayList<>();
@@ -175,18 +183,39 @@ public final class VolumeFiles implements SandboxFiles {
     @Override
     public byte[] readBytes(String path) {
         long cap = Math.min(limits.maxFileBytes(), Integer.MAX_VALUE - 8);
-        try (InputStream in = openFile(path, cap)) {
-            ByteArrayOutputStream out = new ByteArrayOutputStream();
-            in.transferTo(out);
-            return out.toByteArray();
-        } catch (IOException e) {
-            throw HostFiles.ioError("read", path, e);
-        }
+        return access.quiesced(live -> {
+            try (InputStream in = openFile(path, cap)) {
+                ByteArrayOutputStream out = new ByteArrayOutputStream();
+                in.transferTo(out);
+                return out.toByteArray();
+            } catch (IOException e) {
+                throw HostFiles.ioError("read", path, e);
+            }
+        });
     }
 
     @Override
     public InputStream newInputStream(String path) {
-        return openFile(path, limits.maxFileBytes());
+        return access.quiesced(live -> live ? spooled(openFile(path, limits.maxFileBytes()), path)
+                : openFile(path, limits.maxFileBytes()));
+    }
+
+    /**
+     * Reads {@code in} to its end into a private temporary file, while the sandbox is frozen, and streams that
+     * file instead (deleted when closed): the caller may read at its own pace, and the sandbox runs meanwhile.
+     */
+    private static InputStream spooled(InputStream in, String path) {
+        Path temp = tempFile();
+        try (InputStream from = in) {
+            Files.copy(from, temp, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            return Files.newInputStream(temp, StandardOpenOption.DELETE_ON_CLOSE);
+        } catch (IOException e) {
+            deleteQuietly(temp);
+            throw HostFiles.ioError("read", path, e);
+        } catch (RuntimeException e) {
+            deleteQuietly(temp);
+            throw e;
+        }
     }
 
     /** Checks the path, then streams the one file entry of its archive (refused if it is no longer a file). */
@@ -287,26 +316,31 @@ public final class VolumeFiles implements SandboxFiles {
             } catch (IOException e) {
                 throw HostFiles.ioError("write", path, e);
             }
-            walk(comps, comps.length - 1, true);
-            VolumeAccess.PathStat st = access.stat(abs(comps, comps.length));
-            if (st != null && st.type() == FileType.DIRECTORY) {
-                throw new SandboxFileException(Reason.IS_A_DIRECTORY, "'" + path + "' is a directory");
-            }
-            // The engine removes whatever holds the name (a link, a FIFO) and creates the file: never written through.
-            byte[] header = TarFormat.header(HostFiles.bytes(HostFiles.last(comps)), TarFormat.REGULAR,
-                    HostFiles.FILE_MODE, n, uid, gid, Instant.now().getEpochSecond(), null);
-            byte[] tail = concat(new byte[TarFormat.padding(n)], TarFormat.endOfArchive());
-            try {
-                InputStream body = new SequenceInputStream(Collections.enumeration(List.of(
-                        new ByteArrayInputStream(header), Files.newInputStream(temp), new ByteArrayInputStream(tail))));
-                put(abs(comps, comps.length - 1), body, header.length + n + tail.length, path);
-            } catch (IOException e) {
-                throw HostFiles.ioError("write", path, e);
-            }
-            return n;
+            // Staged before the freeze: the caller's stream may be slow.
+            return access.quiesced(live -> putFile(comps, path, temp, n));
         } finally {
             deleteQuietly(temp);
         }
+    }
+
+    private long putFile(String[] comps, String path, Path temp, long n) {
+        walk(comps, comps.length - 1, true);
+        VolumeAccess.PathStat st = access.stat(abs(comps, comps.length));
+        if (st != null && st.type() == FileType.DIRECTORY) {
+            throw new SandboxFileException(Reason.IS_A_DIRECTORY, "'" + path + "' is a directory");
+        }
+        // The engine removes whatever holds the name (a link, a FIFO) and creates the file: never written through.
+        byte[] header = TarFormat.header(HostFiles.bytes(HostFiles.last(comps)), TarFormat.REGULAR,
+                HostFiles.FILE_MODE, n, uid, gid, Instant.now().getEpochSecond(), null);
+        byte[] tail = concat(new byte[TarFormat.padding(n)], TarFormat.endOfArchive());
+        try {
+            InputStream body = new SequenceInputStream(Collections.enumeration(List.of(
+                    new ByteArrayInputStream(header), Files.newInputStream(temp), new ByteArrayInputStream(tail))));
+            put(abs(comps, comps.length - 1), body, header.length + n + tail.length, path);
+        } catch (IOException e) {
+            throw HostFiles.ioError("write", path, e);
+        }
+        return n;
     }
 
     private long copy(InputStream in, FileChannel out, String path) throws IOException {
@@ -328,7 +362,7 @@ public final class VolumeFiles implements SandboxFiles {
     @Override
     public void mkdirs(String path) {
         String[] comps = HostFiles.split(path);
-        walk(comps, comps.length, true);
+        access.quiesced(live -> walk(comps, comps.length, true));
     }
 
     // ================================================================== deleting
@@ -398,11 +432,18 @@ public final class VolumeFiles implements SandboxFiles {
 
     @Override
     public UploadResult uploadTar(String directory, InputStream tar) {
-        return extract(directory, tar, false);
+        return access.quiesced(live -> extract(directory, tar, false));
     }
 
     @Override
     public InputStream downloadTar(String path) {
+        return access.quiesced(live -> {
+            InputStream t = downloadNow(path);
+            return live ? spooled(t, path) : t;
+        });
+    }
+
+    private InputStream downloadNow(String path) {
         String[] comps = HostFiles.split(path);
         if (comps.length > 0) {
             walk(comps, comps.length - 1, false);
@@ -431,12 +472,21 @@ public final class VolumeFiles implements SandboxFiles {
      * @throws IOException if writing fails
      */
     public void exportTree(OutputStream out) throws IOException {
-        if (access.stat(root) == null) {
-            throw new SandboxNotFoundException("the workdir no longer exists");
-        }
-        try (InputStream t = new VolumeTarFilter(access.get(root), true, true, limits, "",
-                rel -> access.get(root + "/" + rel))) {
-            t.transferTo(out);
+        try {
+            access.quiesced(live -> {
+                if (access.stat(root) == null) {
+                    throw new SandboxNotFoundException("the workdir no longer exists");
+                }
+                try (InputStream t = new VolumeTarFilter(access.get(root), true, true, limits, "",
+                        rel -> access.get(root + "/" + rel))) {
+                    t.transferTo(out);
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+                return null;
+            });
+        } catch (java.io.UncheckedIOException e) {
+            throw e.getCause();
         }
     }
 
@@ -448,7 +498,7 @@ public final class VolumeFiles implements SandboxFiles {
      * @return what was extracted
      */
     public UploadResult importTree(InputStream tar) {
-        return extract("", tar, true);
+        return access.quiesced(live -> extract("", tar, true));
     }
 
     /**
@@ -460,7 +510,10 @@ public final class VolumeFiles implements SandboxFiles {
         byte[] name = HostFiles.bytes(root.substring(slash + 1) + "/");
         byte[] entry = concat(TarFormat.header(name, TarFormat.DIRECTORY, 0700, 0, uid, gid,
                 Instant.now().getEpochSecond(), null), TarFormat.endOfArchive());
-        put(parent, new ByteArrayInputStream(entry), entry.length, "");
+        access.quiesced(live -> {
+            put(parent, new ByteArrayInputStream(entry), entry.length, "");
+            return null;
+        });
     }
 
     /**

@@ -90,6 +90,8 @@ public final class VolumeWorkdirs implements Workdirs {
     private static final long SWEEP_EVERY_NANOS = TimeUnit.SECONDS.toNanos(60);
     private static final long RUN_TIMEOUT_SECONDS = 120;
     private static final Logger log = LoggerFactory.getLogger(VolumeWorkdirs.class);
+    /** Per thread, the volumes it has frozen (or found idle) for the files call it makes: calls nest. */
+    private static final ThreadLocal<Map<String, Boolean>> FROZEN = ThreadLocal.withInitial(HashMap::new);
 
     private final DockerClient docker;
     private final EngineClient engine;
@@ -100,6 +102,7 @@ public final class VolumeWorkdirs implements Workdirs {
     private final long helperGraceSeconds;
     /** Volume name to its helper container id. */
     private final Map<String, String> helpers = new ConcurrentHashMap<>();
+    private final VolumeFreeze freeze;
     private volatile long lastSweep = System.nanoTime() - SWEEP_EVERY_NANOS;
 
     /**
@@ -121,6 +124,7 @@ public final class VolumeWorkdirs implements Workdirs {
         this.helperGraceSeconds = helperGraceSeconds;
         this.docker = docker;
         this.engine = engine;
+        this.freeze = new VolumeFreeze(engine);
         this.host = engine.host();
         this.instanceId = instanceId;
         this.defaultUser = defaultUser;
@@ -667,6 +671,23 @@ public final class VolumeWorkdirs implements Workdirs {
                 throw new SandboxFileException(SandboxFileException.Reason.IO_ERROR, "cannot write into '" + dir
                         + "': " + e, e);
             }
+        }
+
+        @Override
+        public <T> T quiesced(Quiesced<T> body) {
+            Map<String, Boolean> mine = FROZEN.get();
+            Boolean live = mine.get(volume);
+            if (live != null) {
+                return body.run(live);
+            }
+            return freeze.around(volume, l -> {
+                mine.put(volume, l);
+                try {
+                    return body.run(l);
+                } finally {
+                    mine.remove(volume);
+                }
+            });
         }
 
         @Override

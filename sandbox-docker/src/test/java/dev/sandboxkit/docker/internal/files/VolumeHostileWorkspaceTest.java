@@ -5,11 +5,14 @@ import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.ExecResult;
 import dev.sandboxkit.FileInfo;
 import dev.sandboxkit.FileType;
+import dev.sandboxkit.ProcessStatus;
 import dev.sandboxkit.Sandbox;
-import dev.sandboxkit.SandboxFileException;
 import dev.sandboxkit.SandboxFileException.Reason;
+import dev.sandboxkit.SandboxFileException;
 import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxManager;
+import dev.sandboxkit.SandboxNotFoundException;
+import dev.sandboxkit.SandboxProcess;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.docker.ManagerOnDockerTest;
 import dev.sandboxkit.docker.internal.files.FilesTestSupport.Entry;
@@ -24,11 +27,22 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static dev.sandboxkit.docker.internal.files.FilesTestSupport.plant;
@@ -45,7 +59,9 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
  * directory to inspect, so results are checked from inside the sandbox; after every test the host's
  * {@code /etc/passwd}, a canary directory (whose host path the planted links name) and the whole temporary tree
  * are checked unchanged. Links also aim at paths that exist in the helper container's image ({@code /},
- * {@code /bin}), which the engine would resolve there if a component were not checked.
+ * {@code /bin}), which the engine would resolve there if a component were not checked. The swap races include
+ * FIFOs, which only the freeze around each files call keeps from wedging the engine's open (and the destroy, which
+ * is bounded here), and the driver's execs must never collide with such a freeze.
  */
 @DisplayName("Files API on a named-volume workdir against a hostile container (real Docker)")
 class VolumeHostileWorkspaceTest {
@@ -103,7 +119,8 @@ class VolumeHostileWorkspaceTest {
             assertThat(snapshot(tmp)).as("everything in the temporary tree, canary included").isEqualTo(outsideBefore);
             assertThat(Files.readString(canary.resolve("secret.txt"))).isEqualTo("CANARY-SECRET\n");
         } finally {
-            manager.destroy(sessionId);
+            // A wedged archive call holds the helper: its removal, and so the destroy, would never end.
+            assertTimeoutPreemptively(NEVER_BLOCKS, () -> manager.destroy(sessionId), "destroy");
         }
     }
 
@@ -340,14 +357,14 @@ class VolumeHostileWorkspaceTest {
     // ------------------------------------------------------------------ the swap race
 
     @Test
-    @DisplayName("swap race: the container keeps swapping a file for links and dirs, its directory for links and FIFOs")
+    @DisplayName("swap race: the container keeps swapping a file for links, FIFOs and dirs, its directory for links and FIFOs")
     void swapRace() {
-        // Unlike HostileWorkspaceTest's loop, race/f is never swapped for a FIFO: the engine opens the file it
-        // extracts or tars without O_NONBLOCK, so a FIFO put there at the wrong moment blocks that engine call, and
-        // every later one on the helper, for good (seen here: docs/volume-workdirs.md, "Known limitation").
+        // As HostileWorkspaceTest's loop, FIFOs included: the engine opens what it extracts or tars without
+        // O_NONBLOCK, which only the freeze around each files call keeps from blocking for good (VolumeFreezeTest).
         String loop = "mkdir -p race && echo safe > race/f && (i=0; while [ ! -e stop ]; do"
                 + " i=$((i+1)); echo $i > rounds.n && mv -f rounds.n rounds;"
                 + " echo safe > race/n && mv -f race/n race/f;"
+                + " mkfifo race/n && mv -f race/n race/f;"
                 + " ln -s /etc/passwd race/n && mv -f race/n race/f;"
                 + " ln -s /bin/busybox race/n && mv -f race/n race/f;"
                 + " rm -f race/f && mkdir race/f && echo inner > race/f/x && rm -rf race/f;"
@@ -461,5 +478,135 @@ class VolumeHostileWorkspaceTest {
     void volumeRootOwned() {
         ExecResult r = sandbox.exec(ExecRequest.shell("stat -c '%u %a' /workspace"));
         assertThat(r.stdout().strip()).isEqualTo("10001 700");
+    }
+
+    // ------------------------------------------------------------------ the freeze around files calls
+
+    @Test
+    @DisplayName("a sandbox swapping FIFOs in at the file read, written, uploaded and downloaded: every call ends")
+    void fifoSwapRace() {
+        // f and d/up.txt alternate between a regular file and a FIFO, each swap one rename: the engine's lstat can
+        // see the file and its open the FIFO (which, without the freeze, blocks that open forever).
+        String loop = "mkdir -p d && echo safe > f && (i=0; while [ ! -e stop ]; do"
+                + " i=$((i+1)); echo $i > rounds.n && mv -f rounds.n rounds;"
+                + " echo safe > f.n && mv -f f.n f; mkfifo p.n && mv -f p.n f;"
+                + " echo safe > u.n && mv -f u.n d/up.txt; mkfifo q.n && mv -f q.n d/up.txt;"
+                + " done) >/dev/null 2>&1 &";
+        plant(sandbox, loop);
+        Map<String, AtomicInteger> ok = new TreeMap<>();
+        Map<String, AtomicInteger> refused = new TreeMap<>();
+        int before = Integer.parseInt(inside("cat rounds"));
+        assertTimeoutPreemptively(NEVER_BLOCKS, () -> {
+            long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            for (int i = 0; System.nanoTime() < end || i < 40; i++) {
+                String op = switch (i % 5) {
+                    case 0 -> "read";
+                    case 1 -> "stream";
+                    case 2 -> "write";
+                    case 3 -> "upload";
+                    default -> "download";
+                };
+                try {
+                    switch (op) {
+                        case "read" -> assertThat(new String(files.readBytes("f"), StandardCharsets.UTF_8))
+                                .isIn("safe\n", "host\n");
+                        case "stream" -> {
+                            try (InputStream in = files.newInputStream("f")) {
+                                assertThat(new String(in.readAllBytes(), StandardCharsets.UTF_8))
+                                        .isIn("safe\n", "host\n");
+                            }
+                        }
+                        case "write" -> files.write("f", utf8("host\n"));
+                        case "upload" -> files.uploadTar("d", tarStream(Entry.file("up.txt", "host\n")));
+                        default -> untar(files.downloadTar("d")).values()
+                                .forEach(r -> assertThat(r.text()).isIn("safe\n", "host\n"));
+                    }
+                    ok.computeIfAbsent(op, k -> new AtomicInteger()).incrementAndGet();
+                } catch (SandboxFileException | SandboxNotFoundException | UncheckedIOException expected) {
+                    // a FIFO found there is refused, never opened
+                    refused.computeIfAbsent(op, k -> new AtomicInteger()).incrementAndGet();
+                }
+            }
+        }, "files calls while the sandbox swaps FIFOs in");
+        int after = Integer.parseInt(inside("cat rounds"));
+        plant(sandbox, "touch stop");
+        System.out.println("volume FIFO swap race: " + (after - before) + " swap rounds during the calls; succeeded "
+                + ok + ", refused " + refused);
+        assertThat(after - before).as("the container kept swapping all along").isGreaterThan(100);
+        for (String op : List.of("read", "stream", "write", "upload", "download")) {
+            assertThat(ok.getOrDefault(op, new AtomicInteger()).get()).as("%s calls that succeeded", op).isPositive();
+        }
+        assertThat(refused.values().stream().mapToInt(AtomicInteger::get).sum())
+                .as("calls that found a FIFO and refused it").isPositive();
+    }
+
+    @Test
+    @DisplayName("execs, processes and files calls hammering one live volume session concurrently: none fails")
+    void execsAndFilesTogether() throws Exception {
+        plant(sandbox, "echo start > f");
+        ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
+        AtomicInteger execs = new AtomicInteger();
+        AtomicInteger processes = new AtomicInteger();
+        AtomicInteger fileCalls = new AtomicInteger();
+        long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        // The test's own threads: the driver starts none for this.
+        ExecutorService pool = Executors.newFixedThreadPool(6);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < 3; t++) {
+                int n = t;
+                done.add(pool.submit(() -> loop(end, failures, () -> {
+                    ExecResult r = sandbox.exec(ExecRequest.shell("echo exec-" + n + " && cat /workspace/f >/dev/null")
+                            .withTimeout(Duration.ofSeconds(30)));
+                    assertThat(r.exitCode()).as("exec stderr: %s", r.stderr()).isZero();
+                    assertThat(r.stdout()).isEqualTo("exec-" + n + "\n");
+                    execs.incrementAndGet();
+                })));
+            }
+            done.add(pool.submit(() -> loop(end, failures, () -> {
+                SandboxProcess p = sandbox.start(ExecRequest.shell("echo proc"));
+                ProcessStatus s = p.waitFor(Duration.ofSeconds(30));
+                assertThat(s.exitCode()).as("process %s", s).isEqualTo(0);
+                processes.incrementAndGet();
+            })));
+            for (int t = 0; t < 2; t++) {
+                String name = "h" + t;
+                done.add(pool.submit(() -> loop(end, failures, () -> {
+                    files.write(name, utf8("content " + name));
+                    assertThat(new String(files.readBytes(name), StandardCharsets.UTF_8))
+                            .isEqualTo("content " + name);
+                    assertThat(files.stat("f").size()).isEqualTo(6);
+                    fileCalls.addAndGet(3);
+                })));
+            }
+            for (Future<?> f : done) {
+                f.get(120, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        System.out.println("volume freeze concurrency: " + execs + " execs, " + processes + " processes, " + fileCalls
+                + " files calls, " + failures.size() + " failures");
+        assertThat(failures).as("failed calls").isEmpty();
+        assertThat(execs.get()).isGreaterThan(20);
+        assertThat(processes.get()).isGreaterThan(3);
+        assertThat(fileCalls.get()).isGreaterThan(30);
+        assertThat(plant(sandbox, "cat f")).as("the sandbox runs after the freezes").isEqualTo("start\n");
+    }
+
+    private static void loop(long end, ConcurrentLinkedQueue<Throwable> failures, ThrowingRunnable call) {
+        while (System.nanoTime() < end && failures.size() < 5) {
+            try {
+                call.run();
+            } catch (Throwable e) {
+                failures.add(e);
+                e.printStackTrace();
+            }
+        }
+    }
+
+    @FunctionalInterface
+    private interface ThrowingRunnable {
+        void run() throws Exception;
     }
 }
