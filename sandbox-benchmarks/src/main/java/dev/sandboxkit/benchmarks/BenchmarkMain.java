@@ -95,6 +95,9 @@ public final class BenchmarkMain {
             if (run.test("B11")) {
                 new ArchiveTierBench(bench.report, bench.scratch, bench.docker(), SPEC, bench.quick).run();
             }
+            if (run.test("B12")) {
+                new VolumeFilesBench(bench.report, bench::docker, SPEC, bench.quick).run();
+            }
         }
         bench.report.machineAfter(Machine.loadAverage());
         Files.createDirectories(out);
@@ -624,7 +627,7 @@ public final class BenchmarkMain {
         return memory.getHeapMemoryUsage().getUsed();
     }
 
-    private static void check(int exitCode) {
+    static void check(int exitCode) {
         if (exitCode != 0) {
             throw new IllegalStateException("benchmark command failed with exit code " + exitCode);
         }
