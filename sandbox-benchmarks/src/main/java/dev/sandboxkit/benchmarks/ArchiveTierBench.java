@@ -198,7 +198,7 @@ final class ArchiveTierBench {
     }
 
     /** Runs the two in turns, the library first on even rounds. */
-    private static void alternate(int round, BenchmarkMain.ThrowingRunnable lib, BenchmarkMain.ThrowingRunnable floor)
+    static void alternate(int round, BenchmarkMain.ThrowingRunnable lib, BenchmarkMain.ThrowingRunnable floor)
             throws Exception {
         if (Math.floorMod(round, 2) == 0) {
             lib.run();
@@ -209,8 +209,12 @@ final class ArchiveTierBench {
         }
     }
 
-    /** {@code files} files of 8 KiB random base64 text, 128 to a directory, ten directories to a parent. */
     private void writeTree(Path root) throws IOException {
+        writeTree(root, files);
+    }
+
+    /** {@code files} files of 8 KiB random base64 text, 128 to a directory, ten directories to a parent. */
+    static void writeTree(Path root, int files) throws IOException {
         byte[] buf = new byte[FILE_BYTES];
         for (int i = 0; i < files; i++) {
             SplittableRandom random = new SplittableRandom(i); // the same tree each time it is written
@@ -228,6 +232,11 @@ final class ArchiveTierBench {
     }
 
     private void check(Path root) throws IOException {
+        check(root, files);
+    }
+
+    /** Checks that {@code root} holds {@code files} regular files of 8 KiB, wherever they are. */
+    static void check(Path root, int files) throws IOException {
         long[] seen = new long[2];
         try (Stream<Path> walk = Files.walk(root)) {
             walk.filter(Files::isRegularFile).forEach(p -> {
@@ -241,7 +250,7 @@ final class ArchiveTierBench {
         }
     }
 
-    private static void sh(String script) throws Exception {
+    static void sh(String script) throws Exception {
         Process p = new ProcessBuilder("sh", "-c", "set -e; " + script).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes());
         if (p.waitFor() != 0) {
@@ -249,7 +258,7 @@ final class ArchiveTierBench {
         }
     }
 
-    private static void deleteTree(Path root) throws IOException {
+    static void deleteTree(Path root) throws IOException {
         if (!Files.exists(root)) {
             return;
         }

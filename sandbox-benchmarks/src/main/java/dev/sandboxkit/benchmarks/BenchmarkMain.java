@@ -98,6 +98,9 @@ public final class BenchmarkMain {
             if (run.test("B12")) {
                 new VolumeFilesBench(bench.report, bench::docker, SPEC, bench.quick).run();
             }
+            if (run.test("B13")) {
+                new SnapshotBench(bench.report, bench.scratch, bench::docker, SPEC, bench.quick).run();
+            }
         }
         bench.report.machineAfter(Machine.loadAverage());
         Files.createDirectories(out);
