@@ -160,7 +160,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         long reaperMillis = s.reaperInterval() != null ? s.reaperInterval().toMillis()
                 : Math.max(10, Math.min(500, idleMillis / 4));
         long reconcileMillis = (s.reconcileInterval() != null ? s.reconcileInterval() : DEFAULT_RECONCILE).toMillis();
-        this.reconciler = new Reconciler(ctx, this, pools.values());
+        this.reconciler = new Reconciler(ctx, this, pools.values(), snapshots);
         this.processes = new ProcessSupport(ctx);
         this.archives = new Archives(ctx, io, s.archiveStore(), s.archiveAfter(),
                 Path.of(System.getProperty("java.io.tmpdir"), "sandboxkit-archive-spool"));

@@ -27,6 +27,8 @@ import java.util.function.BooleanSupplier;
  */
 final class PoolManager {
     private static final Logger log = LoggerFactory.getLogger(PoolManager.class);
+    /** How slot ids begin: a slot's workdir keeps the slot id as its session label after a session adopts it. */
+    static final String SLOT_PREFIX = "_pool.";
     private static final ExecRequest WARM_UP = ExecRequest.of("true").withTimeout(Duration.ofSeconds(30));
     /** How long a closing manager waits for slots that are still starting. */
     private static final long DRAIN_WAIT_NANOS = TimeUnit.SECONDS.toNanos(60);
@@ -140,7 +142,7 @@ final class PoolManager {
     }
 
     private Slot startSlot() {
-        String slotId = "_pool." + fingerprint + "." + sequence.incrementAndGet() + "." + ctx.instanceId();
+        String slotId = SLOT_PREFIX + fingerprint + "." + sequence.incrementAndGet() + "." + ctx.instanceId();
         String workspace = ctx.driver().createWorkspace(slotId, config.spec());
         Map<String, String> labels = ctx.labels(slotId, config.spec());
         labels.put(SandboxLabels.POOL, slotId);

@@ -5,6 +5,7 @@ import dev.sandboxkit.SessionState;
 import dev.sandboxkit.spi.SandboxDescriptor;
 import dev.sandboxkit.spi.SandboxLabels;
 import dev.sandboxkit.spi.SessionRecord;
+import dev.sandboxkit.spi.WorkspaceDescriptor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,11 +45,13 @@ final class Reconciler {
     private final EngineContext ctx;
     private final LifecycleActions engine;
     private final Collection<PoolManager> pools;
+    private final Snapshots snapshots;
 
-    Reconciler(EngineContext ctx, LifecycleActions engine, Collection<PoolManager> pools) {
+    Reconciler(EngineContext ctx, LifecycleActions engine, Collection<PoolManager> pools, Snapshots snapshots) {
         this.ctx = ctx;
         this.engine = engine;
         this.pools = List.copyOf(pools);
+        this.snapshots = snapshots;
     }
 
     /** One pass; returns the number of containers removed. */
@@ -91,7 +94,83 @@ final class Reconciler {
                         .ifPresent(r -> suspendIfContainerGone(r, now, liveOwners));
             }
         }
+        sweepWorkdirs(now, liveOwners);
+        sweepSnapshots(now);
         return removed;
+    }
+
+    /**
+     * Deletes workdirs (those a driver can list: labelled ones) that no session record refers to, once they are
+     * older than {@link #UNKNOWN_OWNER_GRACE} and their creator is this manager (an interrupted create, a failed
+     * discard) or a manager whose lease expired. Another live manager's, or an owner this store has never heard of,
+     * are left alone: a workdir is data, never deleted on a guess. Never fails the pass.
+     */
+    private void sweepWorkdirs(Instant now, Map<String, Boolean> liveOwners) {
+        List<WorkspaceDescriptor> all;
+        try {
+            all = ctx.driver().listWorkspaces(Map.of(SandboxLabels.MANAGED, "true"));
+        } catch (RuntimeException e) {
+            log.warn("Could not list workdirs for the orphan sweep: {}", e.toString());
+            return;
+        }
+        Set<String> referenced = null; // read only when a candidate turns up
+        for (WorkspaceDescriptor w : all) {
+            String sessionId = w.labels().get(SandboxLabels.SESSION);
+            String owner = w.labels().get(SandboxLabels.OWNER);
+            if (sessionId == null || owner == null || w.createdAt().plus(UNKNOWN_OWNER_GRACE).isAfter(now)) {
+                continue;
+            }
+            if (ctx.instanceId().equals(owner)) {
+                SessionEntry e = ctx.sessions().get(sessionId);
+                if (e != null || sessionId.startsWith(PoolManager.SLOT_PREFIX)) {
+                    continue; // held here, or a slot of this manager's pool (waiting, or adopted under another id)
+                }
+            } else if (!Boolean.FALSE.equals(liveness(owner, now, liveOwners))) {
+                continue; // a live manager's, or an owner unknown to this store
+            }
+            if (ctx.store().find(sessionId).filter(r -> r.state() != SessionState.DESTROYED).isPresent()) {
+                continue;
+            }
+            if (referenced == null) {
+                referenced = referencedWorkspaces();
+            }
+            if (referenced.contains(w.location())) {
+                continue; // an adopted pool slot's workdir, now another session's
+            }
+            try {
+                ctx.driver().deleteWorkspace(w.location());
+                log.info("Removed orphan workdir {} (session {}, owner {}): no session record refers to it",
+                        w.location(), sessionId, owner);
+            } catch (RuntimeException e) {
+                log.warn("Could not remove orphan workdir {}: {}", w.location(), e.toString());
+            }
+        }
+    }
+
+    /** Every workdir location a live session record names (one read of the records, paged). */
+    private Set<String> referencedWorkspaces() {
+        Set<String> out = new HashSet<>();
+        for (SessionState state : List.of(SessionState.ACTIVE, SessionState.SUSPENDED, SessionState.DESTROYING)) {
+            forEachInState(state, r -> {
+                if (r.workspace() != null) {
+                    out.add(r.workspace());
+                }
+            });
+        }
+        return out;
+    }
+
+    /**
+     * Deletes the fleet's unkept snapshots whose session is gone (a destroy deletes them, but gives up on a failure)
+     * once they are older than {@link #UNKNOWN_OWNER_GRACE}. Kept ones are never touched. Never fails the pass.
+     */
+    private void sweepSnapshots(Instant now) {
+        try {
+            snapshots.sweepOrphans(sessionId -> ctx.sessions().get(sessionId) != null || ctx.store().find(sessionId)
+                    .filter(r -> r.state() != SessionState.DESTROYED).isPresent(), now.minus(UNKNOWN_OWNER_GRACE));
+        } catch (RuntimeException e) {
+            log.warn("Could not sweep orphan snapshots: {}", e.toString());
+        }
     }
 
     /** What a pass keeps of an ACTIVE record read before the container listing. */

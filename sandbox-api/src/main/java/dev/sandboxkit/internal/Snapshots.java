@@ -15,6 +15,7 @@ import dev.sandboxkit.spi.SnapshotDescriptor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.time.Instant;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
@@ -130,6 +131,32 @@ final class Snapshots {
             }
         } catch (RuntimeException e) {
             log.warn("Session {}: destroyed, but its snapshots could not all be deleted: {}", sessionId, e.toString());
+        }
+    }
+
+    /**
+     * The orphan sweep's part: deletes the fleet's unkept snapshots taken before {@code takenBefore} whose session
+     * {@code exists} no longer says exists.
+     */
+    void sweepOrphans(java.util.function.Predicate<String> exists, Instant takenBefore) {
+        if (!supported()) {
+            return;
+        }
+        Map<String, String> selector = fleet();
+        selector.put(SandboxLabels.KEPT, "false");
+        for (SnapshotDescriptor d : ctx.driver().listSnapshots(selector)) {
+            String sessionId = d.labels().get(SandboxLabels.SESSION);
+            if (sessionId == null || !d.createdAt().isBefore(takenBefore) || exists.test(sessionId)) {
+                continue;
+            }
+            try {
+                ctx.driver().deleteSnapshot(d.location());
+                totals = null;
+                log.info("Removed orphan snapshot {} of session {}: the session is gone",
+                        d.labels().get(SandboxLabels.SNAPSHOT), sessionId);
+            } catch (RuntimeException e) {
+                log.warn("Could not remove orphan snapshot {}: {}", d.location(), e.toString());
+            }
         }
     }
 

@@ -234,6 +234,18 @@ public interface SandboxDriver extends AutoCloseable {
     }
 
     /**
+     * Lists the session workdirs whose labels include all of the given ones, for the orphan sweep: it deletes
+     * ({@link #deleteWorkspace}) those that no session record refers to once their creator is gone. A backend whose
+     * workdirs carry no labels lists nothing, and then nothing of it is swept. Called on the sweep's thread.
+     *
+     * @param labels label selector
+     * @return matching workdirs; empty by default
+     */
+    default List<WorkspaceDescriptor> listWorkspaces(Map<String, String> labels) {
+        return List.of();
+    }
+
+    /**
      * Lists snapshots whose labels include all of the given ones.
      *
      * @param labels label selector

@@ -76,6 +76,9 @@ final class VolumeFilesBench {
             if (s.session("b12-suspended").map(info -> info.state() != SessionState.SUSPENDED).orElse(true)) {
                 throw new IllegalStateException("B12: the suspended session was resumed by its files calls");
             }
+            h.destroy("b12-host");
+            v.destroy("b12-volume");
+            s.destroy("b12-suspended");
         }
         report.section("B12 small files calls per workdir backend",
                 "None set; what the volume backend's freeze of a running sandbox costs. Load average (1 min) "

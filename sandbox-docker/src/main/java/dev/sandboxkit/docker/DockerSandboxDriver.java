@@ -47,6 +47,7 @@ import dev.sandboxkit.spi.PortConnection;
 import dev.sandboxkit.spi.SandboxDescriptor;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SnapshotDescriptor;
+import dev.sandboxkit.spi.WorkspaceDescriptor;
 import dev.sandboxkit.spi.TerminalConnection;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -266,6 +267,12 @@ final class DockerSandboxDriver implements SandboxDriver {
     }
 
     /** Both kinds: a driver may hold snapshots made before its workdir mode changed. */
+    /** Only volumes carry labels; a host-directory driver lists none (and leaves volumes to volume drivers). */
+    @Override
+    public List<WorkspaceDescriptor> listWorkspaces(Map<String, String> labels) {
+        return preferred == volumes ? volumes.listWorkspaces(labels) : List.of();
+    }
+
     @Override
     public List<SnapshotDescriptor> listSnapshots(Map<String, String> labels) {
         List<SnapshotDescriptor> out = new ArrayList<>(hostDirs.listSnapshots(labels));

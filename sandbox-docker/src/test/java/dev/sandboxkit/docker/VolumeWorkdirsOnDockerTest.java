@@ -32,6 +32,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -258,6 +259,101 @@ class VolumeWorkdirsOnDockerTest {
         assertThat(volumes(Map.of(VolumeWorkdirs.ROLE, "helper"))).isEmpty();
         assertThat(docker.listContainersCmd().withShowAll(true).withLabelFilter(Map.of(SandboxLabels.OWNER,
                 m.instanceId())).exec()).as("no helper left after the sessions and snapshot went").isEmpty();
+    }
+
+    @Test
+    @DisplayName("the orphan sweep removes workdir volumes no record refers to (own, dead owner) and unkept snapshots "
+            + "of gone sessions, once past the grace; live, suspended, unknown owners' and kept ones stay")
+    void orphanWorkdirsAndSnapshotsSwept() throws Exception {
+        clock.set(Instant.now()); // volumes carry the engine's real creation time
+        String rnd = UUID.randomUUID().toString().substring(0, 8);
+        SessionStore store = SessionStore.inMemory();
+        SandboxManager m = manager("sweep", true, store);
+        String live = "live-" + rnd;
+        run(m.acquire(live, spec()), "echo keep > /workspace/k.txt");
+        String suspended = "susp-" + rnd;
+        m.acquire(suspended, spec());
+        suspend(m, suspended);
+        // A session of a manager that closed (its owner id unknown to the store afterwards), whose record is lost.
+        SandboxManager gone = manager("gone", true, store);
+        String other = "other-" + rnd;
+        gone.acquire(other, spec());
+        SnapshotId unkept = gone.snapshot(other);
+        SnapshotId kept = gone.snapshot(other);
+        gone.keepSnapshot(kept, true);
+        String goneId = gone.instanceId();
+        gone.close();
+        store.delete(other, store.find(other).orElseThrow().version());
+        // Workdirs whose record never got written: this manager's, a dead manager's, an unknown one's.
+        String dead = "m-dead" + rnd;
+        store.insert(dev.sandboxkit.spi.SessionRecord.builder().sessionId("_manager." + dead).driver("docker")
+                .state(SessionState.SUSPENDED).sandboxId(null).workspace("-").spec("-").specFingerprint("-")
+                .ephemeral(false).createdAt(clock.instant()).lastActivity(clock.instant()).sandboxStartedAt(null)
+                .owner(dead).leaseExpiry(clock.instant().minusSeconds(60)).version(1).attributes(Map.of()).build());
+        String ownOrphan = orphanVolume("ghost-own-" + rnd, m.instanceId());
+        String deadOrphan = orphanVolume("ghost-dead-" + rnd, dead);
+        String unknownOrphan = orphanVolume("ghost-unknown-" + rnd, "m-unknown" + rnd);
+        // A dead manager's warm-pool slot, adopted by a session: labelled with the slot id, named by the record.
+        String adopted = orphanVolume("_pool.f." + rnd + "." + dead, dead);
+        store.insert(dev.sandboxkit.spi.SessionRecord.builder().sessionId("adopter-" + rnd).driver("docker")
+                .state(SessionState.SUSPENDED).sandboxId(null).workspace(VolumeWorkdirs.PREFIX + adopted).spec("-")
+                .specFingerprint("-").ephemeral(false).createdAt(clock.instant()).lastActivity(clock.instant())
+                .sandboxStartedAt(null).owner(null).leaseExpiry(null).version(1).attributes(Map.of()).build());
+        String liveVolume = volumeName(m.acquire(live, spec()));
+        try {
+            m.reconcile();
+            assertThat(volumeExists(ownOrphan)).as("an orphan younger than the grace stays").isTrue();
+            assertThat(volumes(Map.of(SandboxLabels.SNAPSHOT, unkept.toString()))).as("young snapshot").hasSize(1);
+
+            clock.advance(Duration.ofMinutes(11));
+            m.keepAlive(live);
+            m.reconcile();
+            assertThat(volumeExists(ownOrphan)).as("this manager's orphan").isFalse();
+            assertThat(volumeExists(deadOrphan)).as("a dead manager's orphan").isFalse();
+            assertThat(volumeExists(unknownOrphan)).as("an unknown owner's workdir is never guessed at").isTrue();
+            assertThat(volumeExists(adopted)).as("a pool slot's workdir that a session record names").isTrue();
+            assertThat(volumeExists(liveVolume)).as("the live session's workdir").isTrue();
+            assertThat(volumes(Map.of(SandboxLabels.SESSION, suspended, VolumeWorkdirs.ROLE, "workdir")))
+                    .as("the suspended session's workdir").hasSize(1);
+            assertThat(volumes(Map.of(SandboxLabels.SESSION, other, VolumeWorkdirs.ROLE, "workdir")))
+                    .as("the closed manager's workdir (owner unknown now)").hasSize(1);
+            assertThat(volumes(Map.of(SandboxLabels.SNAPSHOT, unkept.toString()))).as("unkept snapshot of a gone "
+                    + "session").isEmpty();
+            assertThat(volumes(Map.of(SandboxLabels.SNAPSHOT, kept.toString()))).as("kept snapshot").hasSize(1);
+            assertThat(run(m.acquire(live, spec()), "cat /workspace/k.txt")).isEqualTo("keep\n");
+            assertThat(run(m.acquire(suspended, spec()), "echo ok")).isEqualTo("ok\n");
+        } finally {
+            for (InspectVolumeResponse v : volumes(Map.of(SandboxLabels.OWNER, goneId))) {
+                docker.removeVolumeCmd(v.getName()).exec();
+            }
+            for (String v : List.of(ownOrphan, deadOrphan, unknownOrphan, adopted)) {
+                if (volumeExists(v)) {
+                    docker.removeVolumeCmd(v).exec();
+                }
+            }
+            m.deleteSnapshot(kept);
+            m.destroy(live);
+            m.destroy(suspended);
+            managers.remove(gone);
+        }
+    }
+
+    /** A workdir volume as the backend labels one, with no session record. */
+    private String orphanVolume(String session, String owner) {
+        String name = "sbk-" + session.replace('_', 'x');
+        docker.createVolumeCmd().withName(name).withLabels(Map.of(SandboxLabels.MANAGED, "true",
+                SandboxLabels.SESSION, session, SandboxLabels.OWNER, owner, VolumeWorkdirs.ROLE, "workdir",
+                "dev.sandboxkit.docker.image", spec().image())).exec();
+        return name;
+    }
+
+    private boolean volumeExists(String name) {
+        try {
+            docker.inspectVolumeCmd(name).exec();
+            return true;
+        } catch (NotFoundException e) {
+            return false;
+        }
     }
 
     @Test

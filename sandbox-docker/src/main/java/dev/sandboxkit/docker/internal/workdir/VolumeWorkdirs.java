@@ -32,6 +32,7 @@ import dev.sandboxkit.spi.CreateRequest;
 import dev.sandboxkit.spi.DriverCapability;
 import dev.sandboxkit.spi.SandboxLabels;
 import dev.sandboxkit.spi.SnapshotDescriptor;
+import dev.sandboxkit.spi.WorkspaceDescriptor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -332,6 +333,45 @@ public final class VolumeWorkdirs implements Workdirs {
         } catch (IOException e) {
             throw new SandboxException("cannot read template directory " + from + ": " + e, e);
         }
+    }
+
+    @Override
+    public List<WorkspaceDescriptor> listWorkspaces(Map<String, String> selector) {
+        List<String> filter = new ArrayList<>();
+        filter.add(SandboxLabels.MANAGED + "=true");
+        filter.add(ROLE + "=" + WORKDIR);
+        selector.forEach((k, v) -> filter.add(k + "=" + v));
+        EngineClient.Response r;
+        try {
+            // The raw API: docker-java's volume listing has no creation time.
+            r = engine.call("GET", "/volumes?filters=" + java.net.URLEncoder.encode(
+                    EngineClient.JSON.createObjectNode().set("label", EngineClient.JSON.valueToTree(filter)).toString(),
+                    StandardCharsets.UTF_8), null);
+        } catch (java.io.InterruptedIOException e) {
+            Thread.currentThread().interrupt();
+            throw new dev.sandboxkit.SandboxUnavailableException("interrupted while listing workdir volumes", e);
+        } catch (IOException e) {
+            throw host.unreachable(e);
+        }
+        if (r.status() != 200) {
+            throw new SandboxException("cannot list workdir volumes (" + r.status() + "): " + r.message());
+        }
+        List<WorkspaceDescriptor> out = new ArrayList<>();
+        try {
+            for (JsonNode v : r.json().path("Volumes")) {
+                Map<String, String> labels = new HashMap<>();
+                v.path("Labels").fields().forEachRemaining(e -> labels.put(e.getKey(), e.getValue().asText()));
+                if (!labels.entrySet().containsAll(selector.entrySet())) {
+                    continue; // the engine filtered already; this guards against a filter it ignored
+                }
+                String created = v.path("CreatedAt").asText("");
+                out.add(new WorkspaceDescriptor(PREFIX + v.path("Name").asText(), labels,
+                        created.isEmpty() ? Instant.EPOCH : OffsetDateTime.parse(created).toInstant()));
+            }
+        } catch (IOException | java.time.format.DateTimeParseException e) {
+            throw new SandboxException("unexpected volume listing from the engine: " + e, e);
+        }
+        return out;
     }
 
     @Override

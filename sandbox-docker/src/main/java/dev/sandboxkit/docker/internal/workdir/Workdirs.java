@@ -151,6 +151,17 @@ public interface Workdirs extends AutoCloseable {
      */
     void deleteSnapshot(String location);
 
+    /**
+     * The workdirs of this backend whose labels include {@code labels} (see {@link
+     * dev.sandboxkit.spi.SandboxDriver#listWorkspaces}). Default: none, a backend without labels.
+     *
+     * @param labels label selector
+     * @return workdirs
+     */
+    default List<dev.sandboxkit.spi.WorkspaceDescriptor> listWorkspaces(Map<String, String> labels) {
+        return List.of();
+    }
+
     /** Periodic clean-up, on the orphan sweep's listing. Default: nothing. */
     default void sweep() {
     }
