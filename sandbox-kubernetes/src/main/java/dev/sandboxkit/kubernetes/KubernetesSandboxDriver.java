@@ -14,6 +14,7 @@ import dev.sandboxkit.spi.SandboxDescriptor;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.TerminalConnection;
 import dev.sandboxkit.spi.SandboxLabels;
+import dev.sandboxkit.spi.WorkspaceDescriptor;
 import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -315,12 +316,8 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
      */
     @Override
     public List<SandboxDescriptor> list(Map<String, String> labels) {
-        Map<String, String> selector = new HashMap<>(labels);
-        selector.put(SandboxLabels.MANAGED, "true");
+        Map<String, String> selector = selector(labels);
         String exact = labels.get(SandboxLabels.SESSION);
-        if (exact != null) {
-            selector.put(SandboxLabels.SESSION, Names.sessionLabel(exact));
-        }
         List<Pod> pods;
         try {
             pods = client.pods().inNamespace(settings.namespace()).withLabels(selector).list().getItems();
@@ -345,6 +342,49 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
                     createdAt(pod.getMetadata().getCreationTimestamp()), PodStartup.isRunning(pod)));
         }
         return out;
+    }
+
+    /**
+     * The session claims in this driver's namespace, for the orphan sweep. Claims being deleted, and claims without a
+     * creation time (their age cannot be judged), are left out.
+     */
+    @Override
+    public List<WorkspaceDescriptor> listWorkspaces(Map<String, String> labels) {
+        Map<String, String> selector = selector(labels);
+        String exact = labels.get(SandboxLabels.SESSION);
+        String ns = settings.namespace();
+        List<PersistentVolumeClaim> claims;
+        try {
+            claims = client.persistentVolumeClaims().inNamespace(ns).withLabels(selector).list().getItems();
+        } catch (KubernetesClientException e) {
+            throw Errors.translate(e, "list persistentvolumeclaims", masterUrl(),
+                    new SandboxException("could not list workspace claims: " + Errors.message(e), e));
+        }
+        List<WorkspaceDescriptor> out = new ArrayList<>(claims.size());
+        for (PersistentVolumeClaim pvc : claims) {
+            var meta = pvc.getMetadata();
+            String session = meta.getAnnotations() == null ? null : meta.getAnnotations().get(SandboxLabels.SESSION);
+            if (meta.getDeletionTimestamp() != null || meta.getCreationTimestamp() == null || session == null
+                    || (exact != null && !exact.equals(session))) {
+                continue;
+            }
+            Map<String, String> claimLabels = new HashMap<>(meta.getLabels() == null ? Map.of() : meta.getLabels());
+            claimLabels.put(SandboxLabels.SESSION, session); // the label holds a sanitised form
+            out.add(new WorkspaceDescriptor(WorkspaceLocation.claim(ns, meta.getName()).toString(), claimLabels,
+                    createdAt(meta.getCreationTimestamp())));
+        }
+        return out;
+    }
+
+    /** The label selector for {@code labels}: managed, and a session id in its sanitised label form. */
+    private static Map<String, String> selector(Map<String, String> labels) {
+        Map<String, String> selector = new HashMap<>(labels);
+        selector.put(SandboxLabels.MANAGED, "true");
+        String exact = labels.get(SandboxLabels.SESSION);
+        if (exact != null) {
+            selector.put(SandboxLabels.SESSION, Names.sessionLabel(exact));
+        }
+        return selector;
     }
 
     /** Closes the client if the driver created it, and stops the stdin writer threads. */

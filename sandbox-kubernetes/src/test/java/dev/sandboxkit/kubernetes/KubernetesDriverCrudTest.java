@@ -265,6 +265,31 @@ class KubernetesDriverCrudTest {
     }
 
     @Test
+    void listWorkspacesGivesTheSessionClaimsWithTheirLabels() {
+        driver = KubernetesSandboxDriver.builder().client(client).namespace(NS).owner(OWNER).build();
+        String a = driver.createWorkspace("ws-a", spec().build());
+        String b = driver.createWorkspace("Ws_B/odd", spec().build());
+        driver.createWorkspace("tmp", spec().ephemeral(true).build()); // an emptyDir: no claim
+        client.persistentVolumeClaims().inNamespace(NS).resource(new io.fabric8.kubernetes.api.model
+                .PersistentVolumeClaimBuilder().withNewMetadata().withName("not-ours").withNamespace(NS).endMetadata()
+                .build()).create();
+
+        List<dev.sandboxkit.spi.WorkspaceDescriptor> all = driver.listWorkspaces(Map.of(SandboxLabels.MANAGED, "true"));
+        assertThat(all).extracting(dev.sandboxkit.spi.WorkspaceDescriptor::location).containsExactlyInAnyOrder(a, b);
+        assertThat(all).allSatisfy(w -> {
+            assertThat(w.labels()).containsEntry(SandboxLabels.OWNER, OWNER).containsEntry(SandboxLabels.MANAGED, "true");
+            assertThat(w.createdAt()).isAfter(java.time.Instant.now().minusSeconds(600));
+        });
+        assertThat(all).extracting(w -> w.labels().get(SandboxLabels.SESSION)).containsExactlyInAnyOrder("ws-a",
+                "Ws_B/odd");
+        assertThat(driver.listWorkspaces(Map.of(SandboxLabels.SESSION, "Ws_B/odd")))
+                .extracting(dev.sandboxkit.spi.WorkspaceDescriptor::location).containsExactly(b);
+        driver.deleteWorkspace(a);
+        assertThat(driver.listWorkspaces(Map.of())).extracting(dev.sandboxkit.spi.WorkspaceDescriptor::location)
+                .containsExactly(b);
+    }
+
+    @Test
     void reapDeletesThePodAndKeepsTheClaim_destroyDeletesBoth() {
         driver();
         kubelet(FakeKubelet.Mode.RUN);

@@ -365,8 +365,11 @@ public final class VolumeWorkdirs implements Workdirs {
                     continue; // the engine filtered already; this guards against a filter it ignored
                 }
                 String created = v.path("CreatedAt").asText("");
+                if (created.isEmpty()) {
+                    continue; // its age cannot be judged: never a sweep candidate
+                }
                 out.add(new WorkspaceDescriptor(PREFIX + v.path("Name").asText(), labels,
-                        created.isEmpty() ? Instant.EPOCH : OffsetDateTime.parse(created).toInstant()));
+                        OffsetDateTime.parse(created).toInstant()));
             }
         } catch (IOException | java.time.format.DateTimeParseException e) {
             throw new SandboxException("unexpected volume listing from the engine: " + e, e);
