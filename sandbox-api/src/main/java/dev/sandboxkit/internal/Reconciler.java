@@ -28,7 +28,9 @@ import java.util.Set;
  * manager that it does not hold (and is not starting) is an orphan; otherwise the container is removed when
  * its session is unknown, suspended or destroyed, when it is not the session's current container, or when
  * the session's owner has let its lease expire (the session is first recorded SUSPENDED by compare-and-set,
- * so it resumes on its next use). ACTIVE records whose container is gone become SUSPENDED.
+ * so it resumes on its next use). ACTIVE records whose container is gone become SUSPENDED. Then the labelled
+ * workdirs no record names and the unkept snapshots of gone sessions, with stricter rules (see
+ * sweepWorkdirs): a workdir is data.
  */
 final class Reconciler {
     private static final Logger log = LoggerFactory.getLogger(Reconciler.class);
