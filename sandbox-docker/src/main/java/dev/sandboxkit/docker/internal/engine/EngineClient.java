@@ -144,9 +144,8 @@ public final class EngineClient implements Closeable {
      */
     public Response statPath(String containerId, String path) throws IOException {
         long deadline = System.nanoTime() + REQUEST_TIMEOUT_NANOS;
-        String target = apiPrefix(deadline) + "/containers/" + segment(containerId) + "/archive?path="
-                + java.net.URLEncoder.encode(path, StandardCharsets.UTF_8);
-        return exchange(encode("HEAD", target, null, false), deadline, (conn, head) -> {
+        byte[] request = encode("HEAD", archiveTarget(containerId, path, deadline), null, false);
+        return exchange(request, deadline, (conn, head) -> {
             // A HEAD answer has no body, whatever its Content-Length says.
             if (head.keepAlive() && !conn.buffer().hasRemaining()) {
                 release(conn);
@@ -157,6 +156,36 @@ public final class EngineClient implements Closeable {
                     : java.util.Base64.getDecoder().decode(head.pathStat().trim());
             return new Response(head.status(), stat);
         });
+    }
+
+    /**
+     * {@code GET /containers/{id}/archive?path=..}, reading only the first {@code max} bytes of the tar and then
+     * closing the connection, which ends the engine's tar: the first entry's header (its owner, which the stat
+     * lacks) at the cost of a stat, whatever the size of the tree. A stream through docker-java would be read to
+     * its end on close.
+     *
+     * @param containerId the container
+     * @param path        absolute path in it
+     * @param max         how many bytes of the tar to read at most
+     * @return the status and, on 200, the tar's first bytes (else the engine's error body)
+     * @throws IOException if the engine cannot be reached or does not answer in time
+     */
+    public Response archivePrefix(String containerId, String path, int max) throws IOException {
+        long deadline = System.nanoTime() + REQUEST_TIMEOUT_NANOS;
+        return exchange(encode("GET", archiveTarget(containerId, path, deadline), null, false), deadline,
+                (conn, head) -> {
+                    try {
+                        return new Response(head.status(), head.status() == 200
+                                ? conn.readBodyPrefix(head, max, deadline) : conn.readBody(head, deadline));
+                    } finally {
+                        conn.close();
+                    }
+                });
+    }
+
+    private String archiveTarget(String containerId, String path, long deadline) throws IOException {
+        return apiPrefix(deadline) + "/containers/" + segment(containerId) + "/archive?path="
+                + java.net.URLEncoder.encode(path, StandardCharsets.UTF_8);
     }
 
     /**

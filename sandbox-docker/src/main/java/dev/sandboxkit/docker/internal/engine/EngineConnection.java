@@ -286,6 +286,51 @@ public final class EngineConnection implements Closeable {
     }
 
     /**
+     * The first {@code max} bytes of the body, or all of it if shorter (de-chunked). The rest is left unread:
+     * the caller closes the connection, which is what ends a stream the engine would go on sending.
+     *
+     * @throws SandboxExecException if the body breaks HTTP, or the connection ends inside a declared length
+     * @throws IOException          if the connection fails or the deadline passes
+     */
+    byte[] readBodyPrefix(Head head, int max, long deadline) throws IOException {
+        Body out = new Body(-1);
+        if (head.status() == 204 || head.status() == 304 || head.status() / 100 == 1) {
+            return out.bytes();
+        }
+        if (head.chunked()) {
+            while (out.size() < max) {
+                long size = chunkSize(readLine(deadline, "chunk size line"));
+                long take = Math.min(size, max - out.size());
+                if (size == 0) {
+                    break;
+                }
+                readExactly(take, out, deadline, "chunk");
+                if (take == size && !readLine(deadline, "chunk").isEmpty()) {
+                    throw violation("chunk data not followed by CRLF");
+                }
+            }
+            return out.bytes();
+        }
+        if (head.contentLength() >= 0) {
+            readExactly(Math.min(head.contentLength(), max), out, deadline, "body");
+            return out.bytes();
+        }
+        while (out.size() < max) { // no length: up to the end of the connection
+            if (!in.hasRemaining()) {
+                int n = fill(deadline);
+                if (n < 0) {
+                    break;
+                }
+                if (n == 0) {
+                    throw new SocketTimeoutException("engine did not finish its answer in time");
+                }
+            }
+            out.take(in, Math.min(in.remaining(), max - out.size()));
+        }
+        return out.bytes();
+    }
+
+    /**
      * Queues bytes to send while {@link #fill} waits for input (exec stdin); once they are all written,
      * the write side is shut down so the process sees EOF.
      */

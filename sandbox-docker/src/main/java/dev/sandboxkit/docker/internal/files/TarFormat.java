@@ -182,6 +182,8 @@ final class TarFormat {
             byte[] paxPath = null;
             byte[] paxLink = null;
             long paxSize = -1;
+            long paxUid = -1;
+            long paxGid = -1;
             for (int headers = 0; ; headers++) {
                 if (headers > MAX_METADATA_HEADERS) {
                     throw invalid("more than " + MAX_METADATA_HEADERS + " metadata headers before an entry");
@@ -211,8 +213,11 @@ final class TarFormat {
                             case "path" -> paxPath = kv[1].getBytes(StandardCharsets.UTF_8);
                             case "linkpath" -> paxLink = kv[1].getBytes(StandardCharsets.UTF_8);
                             case "size" -> paxSize = requireSize(parsePaxSize(kv[1]));
+                            // Ids past the header's 7 octal digits (the engine writes them so): only informative
+                            case "uid" -> paxUid = paxId(kv[1]);
+                            case "gid" -> paxGid = paxId(kv[1]);
                             default -> {
-                                // mtime, uid, uname, xattrs...: ownership and times are not taken from uploads
+                                // mtime, uname, xattrs...: ownership and times are not taken from uploads
                             }
                         }
                     }
@@ -226,7 +231,8 @@ final class TarFormat {
                 int mode = (int) (parseNumber(block, 100, 8, "mode") & 07777);
                 remaining = size;
                 pad = padding(size);
-                return new Entry(name, type, mode, size, link, lenient(108, 8), lenient(116, 8), lenient(136, 12));
+                return new Entry(name, type, mode, size, link, paxUid >= 0 ? paxUid : lenient(108, 8),
+                        paxGid >= 0 ? paxGid : lenient(116, 8), lenient(136, 12));
             }
         }
 
@@ -402,6 +408,16 @@ final class TarFormat {
                 throw invalid("entry size " + size + " is too large");
             }
             return size;
+        }
+
+        /** A PAX uid or gid, or -1 when malformed (the header's field is used then). */
+        private static long paxId(String s) {
+            try {
+                long v = Long.parseLong(s.trim());
+                return v >= 0 ? v : -1;
+            } catch (NumberFormatException e) {
+                return -1;
+            }
         }
 
         private static long parsePaxSize(String s) {

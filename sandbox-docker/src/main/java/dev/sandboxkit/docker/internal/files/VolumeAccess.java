@@ -9,8 +9,8 @@ import java.util.List;
 /**
  * What {@link VolumeFiles} needs from the engine to reach one named volume without a host path: the archive API
  * on a helper container that mounts the volume (never started), and one-off commands for what that API cannot do
- * (deleting). Paths are absolute in the helper. The engine resolves every component but the last one, following
- * links within the helper's own root filesystem, so callers check components with {@link #stat} first.
+ * (deleting, re-owning). Paths are absolute in the helper. The engine resolves every component but the last one,
+ * following links within the helper's own root filesystem, so callers check components with {@link #stat} first.
  */
 public interface VolumeAccess {
 
@@ -31,6 +31,17 @@ public interface VolumeAccess {
      * @throws dev.sandboxkit.SandboxNotFoundException if nothing is there
      */
     InputStream get(String path);
+
+    /**
+     * The first {@code max} bytes of {@link #get}'s archive, the rest never sent (the engine's tar is ended):
+     * for the first entry's header, whatever the size of the tree.
+     *
+     * @param path absolute path in the helper
+     * @param max  how many bytes at most
+     * @return the archive's first bytes
+     * @throws dev.sandboxkit.SandboxNotFoundException if nothing is there
+     */
+    byte[] getPrefix(String path, int max);
 
     /**
      * {@code PUT /containers/{id}/archive} with {@code noOverwriteDirNonDir}: extracts {@code tar} into the
@@ -78,6 +89,16 @@ public interface VolumeAccess {
      * @return its exit code and output
      */
     Run run(List<String> argv);
+
+    /**
+     * As {@link #run}, but as root ({@code 0:0}) with only {@code capabilities} (engine names such as
+     * {@code CHOWN}): for re-owning the tree, which the sandbox user cannot do.
+     *
+     * @param argv         the command
+     * @param capabilities the capabilities it gets (every other one is dropped)
+     * @return its exit code and output
+     */
+    Run runAsRoot(List<String> argv, List<String> capabilities);
 
     /**
      * A finished one-off command.

@@ -45,7 +45,8 @@ import java.util.Map;
  * unless it is a whole-workdir import, owner and modes set here), then sent in one {@code PUT}; an entry the
  * engine would write through a link planted in the volume is refused, since every parent directory is either
  * checked or created by an entry of the same archive. Deletes, which the archive API cannot do, run {@code rm}
- * in a one-off container (the image needs {@code rm}, {@code rmdir} and, to empty a workdir, {@code sh}).
+ * in a one-off container (the image needs {@code rm}, {@code rmdir} and, to empty a workdir, {@code sh}), as
+ * does re-owning the tree for a changed user ({@link #claim}: {@code sh}, {@code find}, {@code chown}, {@code chgrp}).
  */
 public final class VolumeFiles implements SandboxFiles {
     private static final int BUFFER = 64 * 1024;
@@ -514,6 +515,85 @@ public final class VolumeFiles implements SandboxFiles {
             put(parent, new ByteArrayInputStream(entry), entry.length, "");
             return null;
         });
+    }
+
+    /** Capabilities of the re-owning container: chown, and reading and searching directories of any mode. */
+    static final List<String> REOWN_CAPABILITIES = List.of("CHOWN", "DAC_READ_SEARCH");
+    private static final int ROOT_ENTRY_BYTES = 64 * 1024;
+    private static final String REOWN_NEEDS = " (re-owning runs sh, find, chown and chgrp from the session's image)";
+
+    /**
+     * Makes an existing workdir the owner's before a container starts on it, as the host backend's claim does:
+     * when its top directory has another owner (the session's user changed), every entry of the previous owner
+     * (the top's uid) is given to the new one and every entry in the previous group to the new group, links and
+     * special files as themselves; other owners' entries are left alone. Then the top, last, as {@link #ownRoot}
+     * does, so an interrupted run is completed by the next one. The re-owning runs {@code sh}, {@code find},
+     * {@code chown} and {@code chgrp} in a one-off root container with only {@link #REOWN_CAPABILITIES}; the
+     * image needs them. The sandbox is frozen meanwhile if it runs (it should not: this precedes its start).
+     *
+     * @param shown how to name the workdir in errors
+     * @return whether entries were re-owned (the previous owner differed)
+     * @throws SandboxException if the tree could not be re-owned (the top keeps its previous owner then)
+     */
+    public boolean claim(String shown) {
+        return access.quiesced(live -> {
+            TarFormat.Entry top = rootEntry();
+            boolean reown = top.uid() != uid || top.gid() != gid;
+            if (reown) {
+                reown(top.uid(), top.gid(), shown);
+            }
+            ownRoot();
+            return reown;
+        });
+    }
+
+    /**
+     * The top directory's tar entry, for its owner (the engine's stat has none): the first header of its
+     * archive, from the archive's first {@value #ROOT_ENTRY_BYTES} bytes only (its PAX records included).
+     */
+    private TarFormat.Entry rootEntry() {
+        byte[] prefix = access.getPrefix(root, ROOT_ENTRY_BYTES);
+        try {
+            TarFormat.Entry e = new TarFormat.Reader(new ByteArrayInputStream(prefix)).next();
+            if (e == null || e.type() != TarFormat.DIRECTORY) {
+                throw new SandboxException("the engine's archive of the workdir does not start with its directory");
+            }
+            return e;
+        } catch (IOException e) {
+            throw HostFiles.ioError("read the owner of", "", e);
+        }
+    }
+
+    private void reown(long fromUid, long fromGid, String shown) {
+        String u = Long.toString(uid);
+        String g = Long.toString(gid);
+        // A pass for the owner, then one for the group: busybox's find never runs an -exec ... + inside
+        // parentheses, so no one-pass expression. find never follows links, chown -h and chgrp -h change links
+        // themselves, and -exec ... + passes names as arguments (any bytes, newlines included). The top is left
+        // to ownRoot, last.
+        List<String> passes = new ArrayList<>();
+        if (fromUid != uid) {
+            passes.add("find \"$0\" -xdev -mindepth 1 -depth -user \"$1\" -exec chown -h \"$2\" {} +");
+        }
+        if (fromGid != gid) {
+            passes.add("find \"$0\" -xdev -mindepth 1 -depth -group \"$3\" -exec chgrp -h \"$4\" {} +");
+        }
+        List<String> argv = List.of("sh", "-c", String.join(" && ", passes), root, Long.toString(fromUid), u,
+                Long.toString(fromGid), g);
+        String to = u + ":" + g;
+        String failed = "cannot give workdir " + shown + " to the sandbox user " + to + " (its previous owner is "
+                + fromUid + ":" + fromGid + "): ";
+        VolumeAccess.Run r;
+        try {
+            r = access.runAsRoot(argv, REOWN_CAPABILITIES);
+        } catch (SandboxFileException e) { // the engine could not run it: no sh in the image, say
+            throw new SandboxException(failed + e.getMessage().strip() + REOWN_NEEDS, e);
+        }
+        if (r.exitCode() != 0) {
+            String out = r.output().strip();
+            throw new SandboxException(failed + "exit " + r.exitCode() + ": "
+                    + (out.length() > 500 ? out.substring(0, 500) : out) + REOWN_NEEDS);
+        }
     }
 
     /**

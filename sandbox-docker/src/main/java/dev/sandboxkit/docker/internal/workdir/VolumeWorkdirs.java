@@ -5,6 +5,7 @@ import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.command.InspectVolumeResponse;
 import com.github.dockerjava.api.command.WaitContainerResultCallback;
+import com.github.dockerjava.api.exception.DockerClientException;
 import com.github.dockerjava.api.exception.DockerException;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Capability;
@@ -168,7 +169,8 @@ public final class VolumeWorkdirs implements Workdirs {
     }
 
     private void ensureVolume(String name, String sessionId, SandboxSpec spec) {
-        if (labelsOf(name) == null) {
+        boolean created = labelsOf(name) == null;
+        if (created) {
             Map<String, String> labels = new HashMap<>();
             labels.put(SandboxLabels.MANAGED, "true");
             labels.put(SandboxLabels.SESSION, sessionId);
@@ -178,7 +180,16 @@ public final class VolumeWorkdirs implements Workdirs {
             call(() -> docker.createVolumeCmd().withName(name).withLabels(labels).exec());
         }
         // The volume's top directory is root's 0755 when new: it must be the sandbox user's, as a host workdir is.
-        filesOn(name, MOUNT, spec, VolumeFiles.UNLIMITED).ownRoot();
+        VolumeFiles files = filesOn(name, MOUNT, spec, VolumeFiles.UNLIMITED);
+        if (created) {
+            files.ownRoot();
+            return;
+        }
+        long t0 = System.nanoTime();
+        if (files.claim(PREFIX + name)) {
+            log.info("Workdir {}{} re-owned to {} ({} ms): the session's user changed", PREFIX, name,
+                    sandboxUser(spec), (System.nanoTime() - t0) / 1_000_000);
+        }
     }
 
     /** {@code sbk-<session, sanitised>-<hash of root and session>}: within the engine's name rules, unique per root. */
@@ -211,7 +222,7 @@ public final class VolumeWorkdirs implements Workdirs {
         if (labelsOf(name) == null && !name.equals(volumeName(request.sessionId()))) {
             throw new SandboxAcquireException("workdir " + request.workspace() + " does not exist");
         }
-        // Recreated if it vanished; the top directory given to the current user (not the tree: see the docs).
+        // Recreated if it vanished; re-owned if the session's user changed.
         ensureVolume(name, request.sessionId(), request.spec());
         return volumeMount(name);
     }
@@ -508,14 +519,15 @@ public final class VolumeWorkdirs implements Workdirs {
             if (volumeLabels == null) {
                 throw new SandboxNotFoundException("workdir volume " + volume + " does not exist");
             }
-            String id = createContainer(volume, volumeLabels, image, defaultUser, List.of("sleep", "infinity"), HELPER);
+            String id = createContainer(volume, volumeLabels, image, defaultUser, List.of(),
+                    List.of("sleep", "infinity"), HELPER);
             helpers.put(volume, id);
             return id;
         }
     }
 
     private String createContainer(String volume, Map<String, String> volumeLabels, String image, String user,
-            List<String> argv, String role) {
+            List<String> capabilities, List<String> argv, String role) {
         String img = image != null ? image : volumeLabels.get(IMAGE);
         if (img == null || img.isEmpty()) {
             throw new SandboxException("no image to open volume " + volume + " with (its " + IMAGE + " label is missing)");
@@ -531,6 +543,9 @@ public final class VolumeWorkdirs implements Workdirs {
         }
         HostConfig hc = HostConfig.newHostConfig().withMounts(List.of(volumeMount(volume))).withNetworkMode("none")
                 .withCapDrop(Capability.ALL).withSecurityOpts(List.of("no-new-privileges")).withPidsLimit(64L);
+        if (!capabilities.isEmpty()) {
+            hc.withCapAdd(capabilities.stream().map(Capability::valueOf).toArray(Capability[]::new));
+        }
         try {
             return call(() -> docker.createContainerCmd(img).withEntrypoint(argv).withUser(user).withLabels(labels)
                     .withWorkingDir("/").withNetworkDisabled(true).withHostConfig(hc).exec()).getId();
@@ -695,6 +710,30 @@ public final class VolumeWorkdirs implements Workdirs {
         }
 
         @Override
+        public byte[] getPrefix(String path, int max) {
+            for (int attempt = 0; ; attempt++) {
+                String id = helper(volume, image);
+                EngineClient.Response r;
+                try {
+                    r = engine.archivePrefix(id, path, max);
+                } catch (IOException e) {
+                    throw host.unreachable(e);
+                }
+                if (r.status() == 200) {
+                    return r.body();
+                }
+                if (r.status() == 404) {
+                    if (attempt == 0 && helperGone(volume, id)) {
+                        continue;
+                    }
+                    throw new SandboxNotFoundException("no such file or directory in volume " + volume + ": " + path);
+                }
+                throw new SandboxFileException(SandboxFileException.Reason.IO_ERROR, "cannot read '" + path
+                        + "' from volume " + volume + " (" + r.status() + "): " + r.message());
+            }
+        }
+
+        @Override
         public void put(String dir, InputStream tar, long length) {
             String id = helper(volume, image);
             try (InputStream in = tar) {
@@ -735,11 +774,20 @@ public final class VolumeWorkdirs implements Workdirs {
 
         @Override
         public Run run(List<String> argv) {
+            return runAs(user, List.of(), argv);
+        }
+
+        @Override
+        public Run runAsRoot(List<String> argv, List<String> capabilities) {
+            return runAs("0:0", capabilities, argv);
+        }
+
+        private Run runAs(String runAs, List<String> capabilities, List<String> argv) {
             Map<String, String> volumeLabels = labelsOf(volume);
             if (volumeLabels == null) {
                 throw new SandboxNotFoundException("workdir volume " + volume + " does not exist");
             }
-            String id = createContainer(volume, volumeLabels, image, user, argv, RUN);
+            String id = createContainer(volume, volumeLabels, image, runAs, capabilities, argv, RUN);
             try {
                 call(() -> {
                     docker.startContainerCmd(id).exec();
@@ -751,6 +799,9 @@ public final class VolumeWorkdirs implements Workdirs {
             } catch (DockerException e) {
                 throw new SandboxFileException(SandboxFileException.Reason.IO_ERROR, "cannot run " + argv.get(0)
                         + " on volume " + volume + " (the image needs it): " + e.getMessage(), e);
+            } catch (DockerClientException e) { // the wait timed out; the container is removed below
+                throw new SandboxFileException(SandboxFileException.Reason.IO_ERROR, argv.get(0) + " on volume "
+                        + volume + " did not finish within " + RUN_TIMEOUT_SECONDS + " s: " + e.getMessage(), e);
             } finally {
                 removeContainerQuietly(id);
             }
