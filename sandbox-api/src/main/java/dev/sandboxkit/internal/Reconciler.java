@@ -97,7 +97,7 @@ final class Reconciler {
             }
         }
         sweepWorkdirs(now, liveOwners);
-        sweepSnapshots(now);
+        sweepSnapshots(now, liveOwners);
         return removed;
     }
 
@@ -164,12 +164,23 @@ final class Reconciler {
 
     /**
      * Deletes the fleet's unkept snapshots whose session is gone (a destroy deletes them, but gives up on a failure)
-     * once they are older than {@link #UNKNOWN_OWNER_GRACE}. Kept ones are never touched. Never fails the pass.
+     * once they are older than {@link #UNKNOWN_OWNER_GRACE} and taken by this manager or one whose lease expired (as
+     * for workdirs: another application's store on the same engine knows sessions this one does not). Kept ones are
+     * never touched. Never fails the pass.
      */
-    private void sweepSnapshots(Instant now) {
+    private void sweepSnapshots(Instant now, Map<String, Boolean> liveOwners) {
         try {
-            snapshots.sweepOrphans(sessionId -> ctx.sessions().get(sessionId) != null || ctx.store().find(sessionId)
-                    .filter(r -> r.state() != SessionState.DESTROYED).isPresent(), now.minus(UNKNOWN_OWNER_GRACE));
+            snapshots.sweepOrphans(d -> {
+                String sessionId = d.labels().get(SandboxLabels.SESSION);
+                String owner = d.labels().get(SandboxLabels.OWNER);
+                if (sessionId == null || owner == null || ctx.sessions().get(sessionId) != null) {
+                    return false;
+                }
+                if (!ctx.instanceId().equals(owner) && !Boolean.FALSE.equals(liveness(owner, now, liveOwners))) {
+                    return false;
+                }
+                return ctx.store().find(sessionId).filter(r -> r.state() != SessionState.DESTROYED).isEmpty();
+            }, now.minus(UNKNOWN_OWNER_GRACE));
         } catch (RuntimeException e) {
             log.warn("Could not sweep orphan snapshots: {}", e.toString());
         }

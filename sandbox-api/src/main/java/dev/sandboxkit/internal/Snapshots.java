@@ -135,25 +135,24 @@ final class Snapshots {
     }
 
     /**
-     * The orphan sweep's part: deletes the fleet's unkept snapshots taken before {@code takenBefore} whose session
-     * {@code exists} no longer says exists.
+     * The orphan sweep's part: deletes the fleet's unkept snapshots taken before {@code takenBefore} that
+     * {@code orphan} accepts.
      */
-    void sweepOrphans(java.util.function.Predicate<String> exists, Instant takenBefore) {
+    void sweepOrphans(java.util.function.Predicate<SnapshotDescriptor> orphan, Instant takenBefore) {
         if (!supported()) {
             return;
         }
         Map<String, String> selector = fleet();
         selector.put(SandboxLabels.KEPT, "false");
         for (SnapshotDescriptor d : ctx.driver().listSnapshots(selector)) {
-            String sessionId = d.labels().get(SandboxLabels.SESSION);
-            if (sessionId == null || !d.createdAt().isBefore(takenBefore) || exists.test(sessionId)) {
+            if (!d.createdAt().isBefore(takenBefore) || !orphan.test(d)) {
                 continue;
             }
             try {
                 ctx.driver().deleteSnapshot(d.location());
                 totals = null;
                 log.info("Removed orphan snapshot {} of session {}: the session is gone",
-                        d.labels().get(SandboxLabels.SNAPSHOT), sessionId);
+                        d.labels().get(SandboxLabels.SNAPSHOT), d.labels().get(SandboxLabels.SESSION));
             } catch (RuntimeException e) {
                 log.warn("Could not remove orphan snapshot {}: {}", d.location(), e.toString());
             }

@@ -284,12 +284,16 @@ class VolumeWorkdirsOnDockerTest {
         String goneId = gone.instanceId();
         gone.close();
         store.delete(other, store.find(other).orElseThrow().version());
+        // As if it had crashed: its presence record stays behind, with a lease that has run out.
+        expiredPresence(store, goneId);
         // Workdirs whose record never got written: this manager's, a dead manager's, an unknown one's.
         String dead = "m-dead" + rnd;
-        store.insert(dev.sandboxkit.spi.SessionRecord.builder().sessionId("_manager." + dead).driver("docker")
-                .state(SessionState.SUSPENDED).sandboxId(null).workspace("-").spec("-").specFingerprint("-")
-                .ephemeral(false).createdAt(clock.instant()).lastActivity(clock.instant()).sandboxStartedAt(null)
-                .owner(dead).leaseExpiry(clock.instant().minusSeconds(60)).version(1).attributes(Map.of()).build());
+        expiredPresence(store, dead);
+        // Another application's on the same engine (its own store): an unknown owner here, never touched.
+        SandboxManager elsewhere = manager("elsewhere", true, SessionStore.inMemory());
+        String foreign = "foreign-" + rnd;
+        elsewhere.acquire(foreign, spec());
+        SnapshotId foreignSnap = elsewhere.snapshot(foreign);
         String ownOrphan = orphanVolume("ghost-own-" + rnd, m.instanceId());
         String deadOrphan = orphanVolume("ghost-dead-" + rnd, dead);
         String unknownOrphan = orphanVolume("ghost-unknown-" + rnd, "m-unknown" + rnd);
@@ -316,9 +320,13 @@ class VolumeWorkdirsOnDockerTest {
             assertThat(volumes(Map.of(SandboxLabels.SESSION, suspended, VolumeWorkdirs.ROLE, "workdir")))
                     .as("the suspended session's workdir").hasSize(1);
             assertThat(volumes(Map.of(SandboxLabels.SESSION, other, VolumeWorkdirs.ROLE, "workdir")))
-                    .as("the closed manager's workdir (owner unknown now)").hasSize(1);
+                    .as("the crashed manager's workdir that lost its record").isEmpty();
             assertThat(volumes(Map.of(SandboxLabels.SNAPSHOT, unkept.toString()))).as("unkept snapshot of a gone "
                     + "session").isEmpty();
+            assertThat(volumes(Map.of(SandboxLabels.SNAPSHOT, foreignSnap.toString())))
+                    .as("another application's snapshot (its session unknown to this store)").hasSize(1);
+            assertThat(volumes(Map.of(SandboxLabels.SESSION, foreign, VolumeWorkdirs.ROLE, "workdir")))
+                    .as("another application's workdir").hasSize(1);
             assertThat(volumes(Map.of(SandboxLabels.SNAPSHOT, kept.toString()))).as("kept snapshot").hasSize(1);
             assertThat(run(m.acquire(live, spec()), "cat /workspace/k.txt")).isEqualTo("keep\n");
             assertThat(run(m.acquire(suspended, spec()), "echo ok")).isEqualTo("ok\n");
@@ -332,10 +340,21 @@ class VolumeWorkdirsOnDockerTest {
                 }
             }
             m.deleteSnapshot(kept);
+            elsewhere.deleteSnapshot(foreignSnap);
+            elsewhere.destroy(foreign);
             m.destroy(live);
             m.destroy(suspended);
             managers.remove(gone);
         }
+    }
+
+    /** A manager's presence record whose lease ran out: a manager that crashed. */
+    private void expiredPresence(SessionStore store, String owner) {
+        store.find("_manager." + owner).ifPresent(r -> store.delete(r.sessionId(), r.version()));
+        store.insert(dev.sandboxkit.spi.SessionRecord.builder().sessionId("_manager." + owner).driver("docker")
+                .state(SessionState.SUSPENDED).sandboxId(null).workspace("-").spec("-").specFingerprint("-")
+                .ephemeral(false).createdAt(clock.instant()).lastActivity(clock.instant()).sandboxStartedAt(null)
+                .owner(owner).leaseExpiry(clock.instant().minusSeconds(60)).version(1).attributes(Map.of()).build());
     }
 
     /** A workdir volume as the backend labels one, with no session record. */
