@@ -89,6 +89,8 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofMinutes(30);
     static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
     static final Duration DEFAULT_RECONCILE = Duration.ofSeconds(60);
+    /** How old an unaccounted-for container, workdir or snapshot must be before the orphan sweep may remove it. */
+    static final Duration DEFAULT_ORPHAN_GRACE = Duration.ofMinutes(10);
     /** Session-id prefix of the record through which a manager shows other managers it is alive. */
     static final String PRESENCE_PREFIX = "_manager.";
     static final String MDC_SESSION = "sandboxkit.session";
@@ -124,12 +126,13 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     private final Snapshots snapshots;
     private final ProcessSupport processes;
     private final Archives archives;
+    private final StoreIdentity storeIdentity;
     /** Terminals open now, so that close() can end them. */
     private final java.util.Set<ManagedTerminal> terminals = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
     private LifecycleEngine(ManagerSettings s, SandboxDriver driver, boolean ownsDriver, Clock clock,
-                            String instanceId) {
+                            String instanceId, Path workspaceRoot) {
         this.driver = driver;
         this.ownsDriver = ownsDriver;
         this.clock = clock;
@@ -146,8 +149,9 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         this.io = ownsIo ? newIoPool() : s.ioExecutor();
         this.forwards = new PortForwards(driver, sessions, clock, io);
         this.removals = new Removals(driver, clock, forwards::closeFor);
+        this.storeIdentity = StoreIdentity.open(store, workspaceRoot, driver.name(), Instant.ofEpochMilli(clock.millis()));
         this.ctx = new EngineContext(driver, store, clock, instanceId,
-                s.fleet() != null ? SessionIds.requireValidInstanceId(s.fleet()) : "default", s.fleet() != null,
+                s.fleet() != null ? SessionIds.requireValidInstanceId(s.fleet()) : "default", storeIdentity.id(),
                 idleMillis, leaseMillis, scheduler, s.fileLimits() != null ? s.fileLimits() : FileLimits.DEFAULT,
                 specs, setup, stats, events, sessions, removals);
         this.snapshots = new Snapshots(ctx);
@@ -160,7 +164,8 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         long reaperMillis = s.reaperInterval() != null ? s.reaperInterval().toMillis()
                 : Math.max(10, Math.min(500, idleMillis / 4));
         long reconcileMillis = (s.reconcileInterval() != null ? s.reconcileInterval() : DEFAULT_RECONCILE).toMillis();
-        this.reconciler = new Reconciler(ctx, this, pools.values(), snapshots);
+        this.reconciler = new Reconciler(ctx, this, pools.values(), snapshots, storeIdentity,
+                s.orphanGrace() != null ? s.orphanGrace() : DEFAULT_ORPHAN_GRACE);
         this.processes = new ProcessSupport(ctx);
         this.archives = new Archives(ctx, io, s.archiveStore(), s.archiveAfter(),
                 Path.of(System.getProperty("java.io.tmpdir"), "sandboxkit-archive-spool"));
@@ -189,7 +194,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         LifecycleEngine engine = null;
         try {
             driver.ping();
-            engine = new LifecycleEngine(s, driver, ownsDriver, clock, instanceId);
+            engine = new LifecycleEngine(s, driver, ownsDriver, clock, instanceId, context.workspaceRoot());
             engine.announcePresence();
             engine.housekeeper.start();
             engine.pools.values().forEach(PoolManager::replenishAsync);
@@ -848,8 +853,8 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
 
     @Override
     public Optional<SessionInfo> session(String sessionId) {
-        if (sessionId.startsWith(PRESENCE_PREFIX)) {
-            return Optional.empty();
+        if (sessionId.startsWith("_")) {
+            return Optional.empty(); // the store's own records (presence, identity): no session id starts so
         }
         Optional<SessionRecord> rec = store.find(sessionId);
         if (rec.isEmpty()) {
@@ -1391,6 +1396,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         } catch (RuntimeException storeDown) {
             log.debug("Could not remove the presence record: {}", storeDown.toString());
         }
+        storeIdentity.close();
         if (ownsScheduler) {
             scheduler.shutdownNow();
         }

@@ -153,20 +153,32 @@ class JanitorPoolEventsTest {
         }
 
         @Test
-        @DisplayName("removes a container whose session is unknown or suspended once its unknown owner is past the grace period")
+        @DisplayName("removes a container of this store whose session is unknown or suspended once its owner, who left no presence, is past the grace")
         void strayContainers() {
-            SandboxManager m = manager("m1", SandboxManager.builder().reconcileInterval(Duration.ofDays(1))
-                    .fleet("default"));
+            SandboxManager m = manager("m1", SandboxManager.builder().reconcileInterval(Duration.ofDays(1)));
             m.acquire("sus", SPEC);
             scheduler.advance(TTL.plusSeconds(2)); // "sus" is reaped: SUSPENDED
-            String unknown = ghost("nobody", "default");
-            String stray = ghost("sus", "default");
-            String otherFleet = ghost("elsewhere", "other-app");
+            String unknown = ghost("nobody", "default", storeId());
+            String stray = ghost("sus", "default", storeId());
+            String otherFleet = ghost("elsewhere", "other-app", storeId());
 
-            assertThat(m.reconcile()).as("owner unknown to this store, containers young").isZero();
+            assertThat(m.reconcile()).as("owner without presence in this store, containers young").isZero();
             clock.advance(Duration.ofMinutes(11));
             assertThat(m.reconcile()).isEqualTo(2);
             assertThat(driver.liveSandboxes()).doesNotContain(unknown, stray).contains(otherFleet);
+        }
+
+        @Test
+        @DisplayName("the grace is configurable")
+        void graceConfigurable() {
+            SandboxManager m = manager("m1", SandboxManager.builder().orphanGrace(Duration.ofSeconds(5))
+                    .reconcileInterval(Duration.ofDays(1)));
+            String stray = ghost("nobody", "default", storeId());
+            clock.advance(Duration.ofSeconds(4));
+            assertThat(m.reconcile()).isZero();
+            clock.advance(Duration.ofSeconds(2));
+            assertThat(m.reconcile()).isEqualTo(1);
+            assertThat(driver.liveSandboxes()).doesNotContain(stray);
         }
 
         @Test
@@ -185,27 +197,66 @@ class JanitorPoolEventsTest {
         @Test
         @DisplayName("runs by itself when the manager is built")
         void onBuild() {
-            String old = ghost("x", "default");
+            String old = ghost("x", "default", storeId());
             clock.advance(Duration.ofMinutes(11));
-            manager("m1", SandboxManager.builder().fleet("default"));
+            manager("m1");
             scheduler.runDueTasks();
             assertThat(driver.liveSandboxes()).doesNotContain(old);
         }
 
         @Test
-        @DisplayName("in the default fleet, containers of owners unknown to the store are never touched")
-        void defaultFleetIsConservative() {
-            String foreign = ghost("x", "default");
+        @DisplayName("containers of another store are never touched, whatever the fleet and however old (issue 29 A)")
+        void otherStoresNeverTouched() {
+            // Another application on the same engine: its own store, an owner unknown here, the same fleet name
+            // (every Boot app used to name fleet "default"). Also one from before store labels existed.
+            String otherApp = ghost("x", "default", "st-00000000000000aa");
+            String legacy = ghost("y", "default", null);
             clock.advance(Duration.ofDays(1));
-            SandboxManager m = manager("m1");
+            SandboxManager m = manager("m1", SandboxManager.builder().fleet("default").orphanGrace(Duration.ofSeconds(1)));
             scheduler.runDueTasks();
             assertThat(m.reconcile()).isZero();
-            assertThat(driver.liveSandboxes()).contains(foreign);
+            assertThat(driver.liveSandboxes()).contains(otherApp, legacy);
         }
 
-        private String ghost(String sessionId, String fleet) {
-            return driver.create(new CreateRequest(sessionId, SPEC, "fake:" + sessionId, Map.of(SandboxLabels.MANAGED,
-                    "true", SandboxLabels.SESSION, sessionId, SandboxLabels.OWNER, "ghost", SandboxLabels.FLEET, fleet)));
+        @Test
+        @DisplayName("containers of an in-memory store whose process is gone are removed at once, under the same workspace root")
+        void goneInMemoryStore(@org.junit.jupiter.api.io.TempDir java.nio.file.Path root) throws Exception {
+            String dead = "st-00000000000000cc";
+            String alive = "st-00000000000000dd";
+            java.nio.file.Path stores = root.resolve(".sandboxkit/stores");
+            java.nio.file.Files.createDirectories(stores);
+            java.nio.file.Files.createFile(stores.resolve(dead + ".lock")); // its process died: nobody holds it
+            Process holder = StoreIdentityTest.holdLock(stores.resolve(alive + ".lock"));
+            try {
+                String orphan = ghost("a", "default", dead);
+                String live = ghost("b", "default", alive);
+                String unprovable = ghost("c", "default", "st-00000000000000ee"); // no lock file under this root
+                SandboxManager m = manager("m1", SandboxManager.builder().workspaceRoot(root)
+                        .reconcileInterval(Duration.ofDays(1)));
+                scheduler.runDueTasks(); // the sweep on build
+                assertThat(driver.liveSandboxes()).doesNotContain(orphan).contains(live, unprovable);
+                assertThat(m.stats().orphansRemoved()).isEqualTo(1);
+                assertThat(stores.resolve(dead + ".lock")).as("forgotten once its containers are gone").doesNotExist();
+                assertThat(stores.resolve(alive + ".lock")).exists();
+            } finally {
+                holder.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+            }
+        }
+
+        /** The store's id, as the first manager on it would write it. */
+        private String storeId() {
+            try (StoreIdentity id = StoreIdentity.open(store, java.nio.file.Path.of("target"), "fake", clock.instant())) {
+                return id.id();
+            }
+        }
+
+        private String ghost(String sessionId, String fleet, String storeId) {
+            Map<String, String> labels = new java.util.HashMap<>(Map.of(SandboxLabels.MANAGED, "true",
+                    SandboxLabels.SESSION, sessionId, SandboxLabels.OWNER, "ghost", SandboxLabels.FLEET, fleet));
+            if (storeId != null) {
+                labels.put(SandboxLabels.STORE, storeId);
+            }
+            return driver.create(new CreateRequest(sessionId, SPEC, "fake:" + sessionId, labels));
         }
     }
 

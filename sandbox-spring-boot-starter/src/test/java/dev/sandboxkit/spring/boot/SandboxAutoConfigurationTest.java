@@ -147,7 +147,8 @@ class SandboxAutoConfigurationTest {
         assertThat(p.getIdleTimeout()).isEqualTo(Duration.ofMinutes(30));
         assertThat(p.getLeaseDuration()).isEqualTo(Duration.ofSeconds(30));
         assertThat(p.getReconcileInterval()).isEqualTo(Duration.ofSeconds(60));
-        assertThat(p.getFleet()).isEqualTo("default");
+        assertThat(p.getFleet()).as("no fleet of its own: the core's default applies").isNull();
+        assertThat(p.getOrphanGrace()).as("the core's default applies").isNull();
         assertThat(p.getMaxFileSize().toBytes()).isEqualTo(FileLimits.DEFAULT.maxFileBytes());
         assertThat(p.getMaxFileEntries()).isEqualTo(FileLimits.DEFAULT.maxEntries());
         assertThat(p.getStore()).isEqualTo(SandboxProperties.StoreType.MEMORY);
