@@ -93,6 +93,11 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     static final Duration DEFAULT_ORPHAN_GRACE = Duration.ofMinutes(10);
     /** Session-id prefix of the record through which a manager shows other managers it is alive. */
     static final String PRESENCE_PREFIX = "_manager.";
+    /**
+     * Record attribute of a {@linkplain SandboxSpec#managerScoped() manager-scoped} session: the manager that last
+     * held it, whose end ends the session.
+     */
+    static final String SCOPE_OWNER = "scope.owner";
     static final String MDC_SESSION = "sandboxkit.session";
     private static final Logger log = LoggerFactory.getLogger(LifecycleEngine.class);
     private static final int MAX_ATTEMPTS = 5;
@@ -383,6 +388,16 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         }
     }
 
+    /** Marks a manager-scoped session as this manager's to end (and unmarks one whose spec no longer is). */
+    private Map<String, String> scoped(Map<String, String> attributes, SandboxSpec spec) {
+        if (spec.managerScoped()) {
+            attributes.put(SCOPE_OWNER, instanceId);
+        } else {
+            attributes.remove(SCOPE_OWNER);
+        }
+        return attributes;
+    }
+
     private SessionRecord newRecord(String sessionId, SessionState state, String sandboxId, String workspace,
                                     String encoded, String fingerprint, boolean ephemeral, Instant now, Instant started) {
         return SessionRecord.builder().sessionId(sessionId).driver(driver.name()).state(state)
@@ -415,7 +430,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         Instant now = now();
         SessionRecord fresh = newRecord(e.sessionId, SessionState.ACTIVE, slot.sandboxId(), workspace, encoded,
                 fingerprint, spec.ephemeral(), now, Instant.ofEpochMilli(slot.startedAt()))
-                .withAttributes(slot.attributes());
+                .withAttributes(scoped(new HashMap<>(slot.attributes()), spec));
         Optional<SessionRecord> written;
         try {
             written = writeNew(fresh, destroyed);
@@ -517,7 +532,8 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
             Map<String, String> attributes = new HashMap<>(rec.attributes());
             attributes.putAll(setup.prepare(driver, rec.sessionId(), sandboxId, spec, phases));
             written = store.update(rec.withSandbox(SessionState.ACTIVE, sandboxId, started)
-                    .withOwner(instanceId, lease(started)).withLastActivity(started).withAttributes(attributes))
+                    .withOwner(instanceId, lease(started)).withLastActivity(started)
+                    .withAttributes(scoped(attributes, spec)))
                     .orElse(null);
         } catch (RuntimeException setupOrStoreFailed) {
             removals.removeQuietly(sandboxId);
@@ -1087,10 +1103,10 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
             return false;
         }
         processes.containerGone(sandboxId, reason.processFate);
-        if (e.record.ephemeral()) {
+        if (e.record.ephemeral() || (reason == StopReason.CLOSED && e.record.attributes().containsKey(SCOPE_OWNER))) {
             destroyLocked(e, sandboxId, e.record.createdAt());
-            log.info("Session {}: removed single-use container {} ({}); workdir purged", e.sessionId,
-                    shortId(sandboxId), reason.text);
+            log.info("Session {}: removed {} container {} ({}); workdir purged", e.sessionId,
+                    e.record.ephemeral() ? "single-use" : "manager-scoped", shortId(sandboxId), reason.text);
             return true;
         }
         // Read, remove, record: a store that is down keeps the container (still served); an engine that is down

@@ -46,6 +46,10 @@ final class Reconciler {
     private final StoreIdentity storeIdentity;
     /** How old an unaccounted-for resource must be before only its age is taken as proof. */
     private final Duration grace;
+    /** When the next pass reads every record for manager-scoped sessions of gone managers (clock millis). */
+    private long nextScopedSweep;
+    /** Scope owners first seen without presence in this store, and when. */
+    private final Map<String, Instant> absentSince = new HashMap<>();
 
     Reconciler(EngineContext ctx, LifecycleActions engine, Collection<PoolManager> pools, Snapshots snapshots,
                StoreIdentity storeIdentity, Duration grace) {
@@ -99,9 +103,59 @@ final class Reconciler {
             }
         }
         forgetGoneStores(goneStores);
+        if (now.toEpochMilli() >= nextScopedSweep) {
+            // Reads every record: at build, then once per grace, which bounds how late such a session goes.
+            nextScopedSweep = now.toEpochMilli() + grace.toMillis();
+            discardScopedSessions(owner -> !ctx.instanceId().equals(owner) && isGone(owner, now, liveOwners));
+        }
         sweepWorkdirs(now, liveOwners);
         sweepSnapshots(now, liveOwners);
         return removed;
+    }
+
+    /**
+     * Destroys the {@linkplain dev.sandboxkit.SandboxSpec#managerScoped() manager-scoped} sessions whose scope owner
+     * matches: container, workdir and all. Never fails the pass.
+     */
+    private void discardScopedSessions(java.util.function.Predicate<String> ownerGone) {
+        List<String> doomed = new java.util.ArrayList<>();
+        try {
+            for (SessionState state : List.of(SessionState.ACTIVE, SessionState.SUSPENDED)) {
+                forEachInState(state, r -> {
+                    String scopeOwner = r.attributes().get(LifecycleEngine.SCOPE_OWNER);
+                    if (scopeOwner != null && ownerGone.test(scopeOwner)
+                            && (r.state() == SessionState.SUSPENDED || ctx.instanceId().equals(r.owner())
+                            || r.owner() == null || r.leaseExpired(ctx.now()))) {
+                        doomed.add(r.sessionId());
+                    }
+                });
+            }
+        } catch (RuntimeException storeDown) {
+            log.warn("Could not look for manager-scoped sessions to discard: {}", storeDown.toString());
+            return;
+        }
+        for (String sessionId : doomed) {
+            try {
+                if (engine.retryDestroy(sessionId)) { // destroys the session whatever its state
+                    log.info("Session {}: destroyed, with its workdir: it was scoped to a manager that is gone",
+                            sessionId);
+                }
+            } catch (RuntimeException e) {
+                log.warn("Session {}: could not destroy this manager-scoped session: {}", sessionId, e.toString());
+            }
+        }
+    }
+
+    /** An owner whose lease in this store expired, or who left no presence in it for longer than the grace. */
+    private boolean isGone(String owner, Instant now, Map<String, Boolean> liveOwners) {
+        Boolean live = liveness(owner, now, liveOwners);
+        return Boolean.FALSE.equals(live) || (live == null && presenceGoneSince(owner, now));
+    }
+
+    /** Absent presence counts only once the grace has passed since this manager first saw it absent. */
+    private boolean presenceGoneSince(String owner, Instant now) {
+        Instant first = absentSince.computeIfAbsent(owner, o -> now);
+        return !first.plus(grace).isAfter(now);
     }
 
     /** Deletes the lock files of gone in-memory stores once none of their containers is left. */
@@ -252,6 +306,7 @@ final class Reconciler {
         } catch (RuntimeException storeDown) {
             log.warn("Could not finish pending destroys while closing: {}", storeDown.toString());
         }
+        discardScopedSessions(ctx.instanceId()::equals); // the reaped ones: the held ones went as they stopped
         List<SandboxDescriptor> left;
         try {
             left = ctx.driver().list(Map.of(SandboxLabels.MANAGED, "true", SandboxLabels.OWNER, ctx.instanceId()));

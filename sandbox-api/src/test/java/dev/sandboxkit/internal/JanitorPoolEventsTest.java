@@ -243,6 +243,56 @@ class JanitorPoolEventsTest {
             }
         }
 
+        @Test
+        @DisplayName("manager-scoped sessions end with their manager's close, reaped ones too; others are suspended")
+        void scopedSessionsEndWithClose() {
+            SandboxSpec scoped = SPEC.toBuilder().managerScoped(true).build();
+            SandboxManager m = manager("m1");
+            String held = m.acquire("held", scoped).info().workspace();
+            m.acquire("reaped", scoped);
+            String reaped = m.session("reaped").orElseThrow().workspace();
+            m.acquire("durable", SPEC);
+            scheduler.advance(TTL.plusSeconds(2)); // all three reaped
+            m.acquire("held", scoped);
+
+            m.close();
+            assertThat(store.find("held").orElseThrow().state()).isEqualTo(SessionState.DESTROYED);
+            assertThat(store.find("reaped").orElseThrow().state()).isEqualTo(SessionState.DESTROYED);
+            assertThat(driver.workspaceExists(held)).isFalse();
+            assertThat(driver.workspaceExists(reaped)).isFalse();
+            assertThat(store.find("durable").orElseThrow().state()).isEqualTo(SessionState.SUSPENDED);
+            assertThat(driver.liveSandboxes()).isEmpty();
+        }
+
+        @Test
+        @DisplayName("a crashed manager's scoped sessions, live or reaped, are destroyed by a manager sharing the store once its lease expires")
+        void scopedSessionsOfACrashedManager() {
+            SandboxSpec scoped = SPEC.toBuilder().managerScoped(true).build();
+            ManualScheduler crashedScheduler = new ManualScheduler(clock);
+            SandboxManager crashed = SandboxManager.builder().driver(driver).clock(clock).scheduler(crashedScheduler)
+                    .store(store).idleTimeout(TTL).instanceId("crashed").leaseDuration(Duration.ofSeconds(30)).build();
+            String live = crashed.acquire("live", scoped).info().workspace();
+            crashed.acquire("reaped", scoped);
+            String reaped = crashed.session("reaped").orElseThrow().workspace();
+            crashed.acquire("durable", SPEC);
+            clock.advance(TTL.minusSeconds(10));
+            crashed.exec("live", ExecRequest.of("true"));
+            crashedScheduler.advance(Duration.ofSeconds(12)); // "reaped" and "durable" are reaped; then it "dies"
+
+            SandboxManager survivor = manager("survivor", SandboxManager.builder().orphanGrace(Duration.ofMinutes(1)));
+            scheduler.runDueTasks();
+            assertThat(store.find("live").orElseThrow().state()).as("lease still running").isEqualTo(SessionState.ACTIVE);
+
+            clock.advance(Duration.ofMinutes(1)); // past the lease, and one grace since the last scoped pass
+            survivor.reconcile();
+            assertThat(store.find("live").orElseThrow().state()).isEqualTo(SessionState.DESTROYED);
+            assertThat(store.find("reaped").orElseThrow().state()).isEqualTo(SessionState.DESTROYED);
+            assertThat(driver.workspaceExists(live)).isFalse();
+            assertThat(driver.workspaceExists(reaped)).isFalse();
+            assertThat(driver.liveSandboxes()).isEmpty();
+            assertThat(store.find("durable").orElseThrow().state()).as("not scoped: kept").isEqualTo(SessionState.SUSPENDED);
+        }
+
         /** The store's id, as the first manager on it would write it. */
         private String storeId() {
             try (StoreIdentity id = StoreIdentity.open(store, java.nio.file.Path.of("target"), "fake", clock.instant())) {
