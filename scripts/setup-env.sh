@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Makes this machine ready for the tests and the demo: a Docker engine, the local test image, Podman's Docker API
+# Makes this machine ready for the tests: a Docker engine and the base image (scripts/setup-docker.sh, all the demo
+# needs), gVisor registered as a runtime, the script test image, Podman's Docker API
 # on /run/sandboxkit-podman.sock (skip it with SANDBOXKIT_NO_PODMAN=1), and a
 # throwaway PostgreSQL on 127.0.0.1:54329 for the JDBC store tests (skip it with SANDBOXKIT_NO_POSTGRES=1).
 # Idempotent; needs root the first time (it installs packages and starts dockerd).
@@ -8,9 +9,9 @@ here="$(cd "$(dirname "$0")" && pwd)"
 
 log() { printf '[setup] %s\n' "$*"; }
 
+"$here/setup-docker.sh"   # the engine and the base image: all the demo needs
+
 need_pkgs=()
-command -v dockerd >/dev/null 2>&1 || need_pkgs+=(docker.io)
-dpkg -s busybox-static >/dev/null 2>&1 || need_pkgs+=(busybox-static)   # static: it runs in a FROM-scratch image
 command -v runsc >/dev/null 2>&1 || need_pkgs+=(runsc)                   # gVisor, a second wall (tests run on it too)
 command -v openssl >/dev/null 2>&1 || need_pkgs+=(openssl)               # certificates for the TLS engine tests (TlsEngine)
 if [ "${#need_pkgs[@]}" -gt 0 ]; then
@@ -38,15 +39,6 @@ register_runsc
 
 docker_cli=/usr/bin/docker
 [ -x "$docker_cli" ] || docker_cli=docker
-if ! "$docker_cli" version >/dev/null 2>&1; then
-  log "starting dockerd (no bridge, no iptables: sandboxes use network 'none')"
-  setsid dockerd --bridge=none --iptables=false >/var/log/dockerd.log 2>&1 < /dev/null &
-  for _ in $(seq 1 120); do
-    "$docker_cli" version >/dev/null 2>&1 && break
-    sleep 0.5
-  done
-  "$docker_cli" version >/dev/null 2>&1 || { log "dockerd did not come up; see /var/log/dockerd.log"; tail -20 /var/log/dockerd.log; exit 1; }
-fi
 if ! "$docker_cli" info --format '{{range $k, $v := .Runtimes}}{{$k}} {{end}}' | grep -qw runsc; then
   log "reloading dockerd so that it sees the runsc runtime"
   kill -HUP "$(pidof dockerd)"
@@ -57,7 +49,7 @@ if ! "$docker_cli" info --format '{{range $k, $v := .Runtimes}}{{$k}} {{end}}' |
 fi
 log "docker engine $("$docker_cli" version --format '{{.Server.Version}}') is up, runtimes: $("$docker_cli" info --format '{{range $k, $v := .Runtimes}}{{$k}} {{end}}')"
 
-DOCKER="$docker_cli" "$here/build-test-images.sh"
+DOCKER="$docker_cli" "$here/build-test-images.sh" script
 
 # Podman's Docker-compatible API on a socket of its own, for the Docker driver's Podman tests.
 if [ "${SANDBOXKIT_NO_PODMAN:-0}" != 1 ]; then
