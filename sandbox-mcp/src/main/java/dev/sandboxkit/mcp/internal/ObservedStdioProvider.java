@@ -150,7 +150,7 @@ public final class ObservedStdioProvider implements McpServerTransportProvider {
     /**
      * The SDK's session with each request's id in its transport context ({@link Calls#REQUEST_ID}), where a tool
      * call finds it. Every method goes to the real session; the superclass instance is an inert shell, never used
-     * ({@code ContextSessionTest} checks that every public method is delegated).
+     * ({@code ObservedSessionTest} checks that every public method is delegated).
      */
     static final class ContextSession extends McpServerSession {
         private final McpServerSession real;
