@@ -14,6 +14,8 @@ log() { printf '[setup] %s\n' "$*"; }
 need_pkgs=()
 command -v runsc >/dev/null 2>&1 || need_pkgs+=(runsc)                   # gVisor, a second wall (tests run on it too)
 command -v openssl >/dev/null 2>&1 || need_pkgs+=(openssl)               # certificates for the TLS engine tests (TlsEngine)
+command -v node >/dev/null 2>&1 || need_pkgs+=(nodejs)                   # the TypeScript MCP SDK client (TypeScriptClientIT)
+command -v npm >/dev/null 2>&1 || need_pkgs+=(npm)
 if [ "${#need_pkgs[@]}" -gt 0 ]; then
   log "installing ${need_pkgs[*]}"
   export DEBIAN_FRONTEND=noninteractive
@@ -50,6 +52,19 @@ fi
 log "docker engine $("$docker_cli" version --format '{{.Server.Version}}') is up, runtimes: $("$docker_cli" info --format '{{range $k, $v := .Runtimes}}{{$k}} {{end}}')"
 
 DOCKER="$docker_cli" "$here/build-test-images.sh" script
+
+# sandbox-mcp's TypeScriptClientIT runs the official TypeScript MCP SDK, pinned by its package-lock.json. One npm ci
+# here fills npm's cache, from which the test installs it into sandbox-mcp/target/ts-client (npm ci --prefer-offline).
+ts_src="$here/../sandbox-mcp/src/test/node"
+ts_dir="${XDG_CACHE_HOME:-$HOME/.cache}/sandboxkit/ts-client"
+ts_lock="$(sha256sum "$ts_src/package-lock.json" | cut -d' ' -f1)"
+if [ "$(cat "$ts_dir/.installed-from" 2>/dev/null)" != "$ts_lock" ]; then
+  log "installing the TypeScript MCP SDK for the MCP tests (npm ci)"
+  mkdir -p "$ts_dir"
+  cp "$ts_src/package.json" "$ts_src/package-lock.json" "$ts_dir/"
+  (cd "$ts_dir" && npm ci --no-audit --no-fund --loglevel=error)
+  echo "$ts_lock" > "$ts_dir/.installed-from"
+fi
 
 # Podman's Docker-compatible API on a socket of its own, for the Docker driver's Podman tests.
 if [ "${SANDBOXKIT_NO_PODMAN:-0}" != 1 ]; then

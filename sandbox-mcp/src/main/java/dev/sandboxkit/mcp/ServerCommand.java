@@ -169,7 +169,7 @@ final class ServerCommand implements Callable<Integer> {
     // ---------------------------------------------------------------- HTTP
 
     @Option(names = "--http-host", paramLabel = "ADDRESS", defaultValue = "127.0.0.1",
-            description = "http: the address to bind (default 127.0.0.1). Any other than loopback needs "
+            description = "http: the address to bind (default 127.0.0.1). Any non-loopback address needs "
                     + "--allow-non-loopback and a token.")
     String httpHost;
 
@@ -178,7 +178,7 @@ final class ServerCommand implements Callable<Integer> {
     int httpPort;
 
     @Option(names = "--allow-non-loopback", defaultValue = "false",
-            description = "http: allow binding an address other than loopback (needs --token).")
+            description = "http: allow binding any non-loopback address (needs --token).")
     boolean allowNonLoopback;
 
     @Option(names = "--token", paramLabel = "TOKEN",
@@ -200,6 +200,11 @@ final class ServerCommand implements Callable<Integer> {
             description = "http: ping interval of open event streams; a dead client's session ends soon after "
                     + "(default 30s).")
     String httpKeepAlive;
+
+    @Option(names = "--http-ping-timeout", paramLabel = "DURATION",
+            description = "http: how long a keep-alive ping waits for the client's answer before its event stream is "
+                    + "let go (default: twice --http-keep-alive, at least 30s); a later answer is accepted quietly.")
+    String httpPingTimeout;
 
     @Option(names = "--http-session-timeout", paramLabel = "DURATION", defaultValue = "10m",
             description = "http: a session with no open stream and no request for this long is closed (default 10m).")
@@ -284,6 +289,8 @@ final class ServerCommand implements Callable<Integer> {
         Duration idle = positive(Values.duration(idleTtl), "--idle-ttl");
         Duration leaseDuration = positive(Values.duration(lease), "--lease");
         Duration keepAlive = positive(Values.duration(httpKeepAlive), "--http-keep-alive");
+        Duration pingTimeout = httpPingTimeout == null ? null
+                : positive(Values.duration(httpPingTimeout), "--http-ping-timeout");
         Duration sessionTimeout = positive(Values.duration(httpSessionTimeout), "--http-session-timeout");
         long maxBytes = Values.size(maxMessageSize);
         if (maxBytes > Integer.MAX_VALUE - 16) {
@@ -394,6 +401,9 @@ final class ServerCommand implements Callable<Integer> {
             } else {
                 b.http(httpHost, httpPort).maxSessions(maxSessions).httpKeepAlive(keepAlive)
                         .httpSessionTimeout(sessionTimeout);
+                if (pingTimeout != null) {
+                    b.httpPingTimeout(pingTimeout);
+                }
                 if (finalBearer != null) {
                     b.bearerToken(finalBearer);
                 }

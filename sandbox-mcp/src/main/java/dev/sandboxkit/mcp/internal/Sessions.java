@@ -111,6 +111,25 @@ public final class Sessions {
     }
 
     /**
+     * Whether an MCP session is open here.
+     *
+     * @param mcpSessionId the SDK's session id
+     * @return {@code true} between its start and its close
+     */
+    public boolean isOpen(String mcpSessionId) {
+        return open.containsKey(mcpSessionId);
+    }
+
+    /**
+     * Whether the server is shutting down ({@link #shutdown()} was called).
+     *
+     * @return {@code true} once shutting down
+     */
+    public boolean isClosing() {
+        return closing;
+    }
+
+    /**
      * Starts a call (tool or resource) of an MCP session: finds, or on the first call fixes, its conversation.
      *
      * @param mcpSessionId  the SDK's session id ({@code exchange.sessionId()})

@@ -96,7 +96,7 @@ class SandboxToolMethodsDockerTest {
                 "Exit code: 0\n--- stdout ---\none\n2\n", // plain text, not a JSON string with \n escapes
                 "echo 2\n[/workspace/app.sh: lines 2-2 of 2, end of file]",
                 "app.sh:1: echo one\n[1 match in /workspace, 1 file searched]", // ignore_case reached the tool
-                "/workspace:\napp.sh  (16 bytes)\n[0 directories, 1 other entry]");
+                "/workspace:\napp.sh  (16 bytes)\n[0 directories, 1 file]");
     }
 
     @Test

@@ -77,7 +77,7 @@ class SpringAiBootEndToEndTest {
             assertThat(turn(chat, "bob", "show me the plan"))
                     .isEqualTo("final: Exit code: 0\n--- stdout ---\ncat: can't open 'plan.md': No such file or directory\n");
             assertThat(turn(chat, "alice", "what do I have")).isEqualTo("final: /workspace:\nplan.md  (13 bytes)\n"
-                    + "[0 directories, 1 other entry]");
+                    + "[0 directories, 1 file]");
 
             SandboxTools tools = context.getBean(SandboxTools.class);
             SandboxManager manager = context.getBean(SandboxManager.class);
