@@ -166,6 +166,12 @@ final class ServerCommand implements Callable<Integer> {
                     + "restarted server takes them over once it has passed (default 30s).")
     String lease;
 
+    @Option(names = "--orphan-grace", paramLabel = "DURATION",
+            description = "How old a container or workdir of this store that no live server accounts for must be "
+                    + "before the sweep removes it; also how often the sweep looks for the unkeyed sessions of a "
+                    + "server that died (default: the library's, 10m).")
+    String orphanGrace;
+
     // ---------------------------------------------------------------- HTTP
 
     @Option(names = "--http-host", paramLabel = "ADDRESS", defaultValue = "127.0.0.1",
@@ -368,6 +374,9 @@ final class ServerCommand implements Callable<Integer> {
 
         SandboxManager.Builder mb = SandboxManager.builder().workspaceRoot(root).idleTimeout(idle)
                 .leaseDuration(leaseDuration).fleet(fleetName);
+        if (orphanGrace != null) {
+            mb.orphanGrace(positive(Values.duration(orphanGrace), "--orphan-grace"));
+        }
         if (driver != null && !driver.isBlank()) {
             mb.driver(driver.trim());
         }

@@ -183,6 +183,43 @@ class StdioIT {
     }
 
     @Test
+    void killedWithoutAKeyTheNextServerOnTheStoreRemovesItsWorkspaceToo() {
+        // Issue 29 D5: an unkeyed workspace nobody can name again must not outlive a server killed with -9.
+        Installation inst = installation("stdio-unkeyed-kill");
+        String[] opts = {"--lease", "2s", "--orphan-grace", "2s"};
+        McpSyncClient first = stdioClient(inst.command("unkeyed-1", opts), "stdio-unkeyed-1");
+        List<String> orphaned;
+        try {
+            assertThat(run(first, "echo lost > state.txt")).contains("Exit code: 0");
+            orphaned = inst.workdirs();
+            assertThat(orphaned).hasSize(1).allMatch(w -> w.startsWith("mcp-s."));
+            ProcessHandle server = serverProcess("unkeyed-1");
+            server.destroyForcibly(); // kill -9: no shutdown, the container is left running
+            awaitExit(server, Duration.ofSeconds(20));
+        } finally {
+            first.close();
+        }
+        assertThat(inst.workdirs()).as("the killed server's workdir, still there").isEqualTo(orphaned);
+
+        McpSyncClient second = stdioClient(inst.command("unkeyed-2", opts), "stdio-unkeyed-2");
+        try {
+            assertThat(run(second, "echo mine > state.txt")).contains("Exit code: 0");
+            // Its sweep runs at start and every 2 s (the grace); the dead server's lease lapses after 2 s.
+            Servers.await(Duration.ofSeconds(60), () -> !inst.workdirs().containsAll(orphaned),
+                    () -> "the killed server's workdir is still there: " + inst.workdirs());
+            assertThat(inst.workdirs()).as("only the second server's own").hasSize(1).doesNotContainAnyElementsOf(orphaned);
+            assertThat(containers(inst.fleet(), orphaned.get(0))).as("nor its container").isEmpty();
+            ProcessHandle server = serverProcess("unkeyed-2");
+            second.closeGracefully();
+            awaitExit(server, Duration.ofSeconds(30));
+        } finally {
+            second.close();
+        }
+        assertThat(inst.workdirs()).as("the orderly shutdown destroyed its unkeyed workspace").isEmpty();
+        assertThat(containers(inst.fleet(), null)).isEmpty();
+    }
+
+    @Test
     void badInputGetsErrorsAndTheServerCarriesOnUntilTheClientLeavesMidCall() throws Exception {
         Installation inst = installation("stdio-raw");
         Path log = Servers.log("stdio-raw");

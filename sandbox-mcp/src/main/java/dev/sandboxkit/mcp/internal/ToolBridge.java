@@ -117,7 +117,7 @@ public final class ToolBridge {
                 return result(CANCELLED, true, null); // dropped on its way out
             }
             Map<String, Object> args = request.arguments() == null ? Map.of() : request.arguments();
-            ToolResult r = tools.execute(use.conversation(), request.name(), args);
+            ToolResult r = use.tools().execute(use.conversation(), request.name(), args);
             return result(r.text(), r.error(), null);
         } catch (SandboxException e) {
             if (call.cancelled()) {
