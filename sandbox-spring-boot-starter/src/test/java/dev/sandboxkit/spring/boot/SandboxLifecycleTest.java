@@ -1,11 +1,17 @@
 package dev.sandboxkit.spring.boot;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxUnavailableException;
 import dev.sandboxkit.spring.boot.internal.SandboxFailureAnalyzer;
+import dev.sandboxkit.spring.boot.internal.SandboxHealthIndicator;
 import dev.sandboxkit.tools.SandboxTools;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
 import org.springframework.boot.actuate.info.Info;
 import org.springframework.boot.actuate.info.InfoContributor;
 import org.springframework.boot.diagnostics.FailureAnalysis;
@@ -17,6 +23,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -82,6 +89,40 @@ class SandboxLifecycleTest {
         });
         assertThat(Engine.containers(fleet)).isEmpty();
         Files.delete(socket); // the link, not the engine's socket
+    }
+
+    @Test
+    void healthLogsOncePerChangeOfStateWithoutAStackTrace(@TempDir Path sockets) throws Exception {
+        Path socket = sockets.resolve("docker.sock"); // missing now; a link to the real socket later
+        Logger logger = (Logger) LoggerFactory.getLogger(SandboxHealthIndicator.class);
+        ListAppender<ILoggingEvent> logged = new ListAppender<>();
+        logged.start();
+        logger.addAppender(logged);
+        Level level = logger.getLevel();
+        logger.setLevel(Level.DEBUG);
+        try {
+            runner("sandboxkit.fail-fast=false", "sandboxkit.driver-properties.docker.host=unix://" + socket).run(context -> {
+                HealthIndicator health = context.getBean("sandboxkitHealthIndicator", HealthIndicator.class);
+                for (int i = 0; i < 3; i++) {
+                    assertThat(health.health().getStatus()).isEqualTo(Status.DOWN);
+                }
+                Files.createSymbolicLink(socket, Path.of("/var/run/docker.sock")); // the engine "comes back"
+                for (int i = 0; i < 3; i++) {
+                    assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+                }
+            });
+        } finally {
+            logger.detachAppender(logged);
+            logger.setLevel(level);
+            Files.deleteIfExists(socket); // the link, not the engine's socket
+        }
+
+        List<ILoggingEvent> loud = logged.list.stream().filter(e -> e.getLevel().isGreaterOrEqual(Level.INFO)).toList();
+        assertThat(loud).extracting(ILoggingEvent::getLevel).containsExactly(Level.WARN, Level.INFO);
+        assertThat(loud.get(0).getFormattedMessage()).contains("DOWN").contains(socket.toString());
+        assertThat(loud.get(1).getFormattedMessage()).contains("UP");
+        assertThat(loud).allMatch(e -> e.getThrowableProxy() == null, "no stack trace above debug");
+        assertThat(logged.list).filteredOn(e -> e.getLevel() == Level.DEBUG).isNotEmpty(); // the probes in between
     }
 
     @Test
