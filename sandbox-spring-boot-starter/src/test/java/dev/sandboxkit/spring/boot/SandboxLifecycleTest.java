@@ -23,6 +23,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
@@ -60,6 +61,30 @@ class SandboxLifecycleTest {
     }
 
     @Test
+    void aMissingEngineWithTheDriverDetectedNamesTheBootPropertyAndFailFast() {
+        ApplicationContextRunner detecting = new ApplicationContextRunner().withConfiguration(SandboxAutoConfigurationTest.ALL)
+                .withPropertyValues(Arrays.stream(Engine.base(fleet, root, NO_ENGINE))
+                        .filter(p -> !p.startsWith("sandboxkit.driver=")).toArray(String[]::new));
+        detecting.run(context -> {
+            assertThat(context).hasFailed();
+            String message = Engine.sandboxFailure(context.getStartupFailure()).getMessage();
+            assertThat(message).contains("docker: no Docker socket at /nonexistent.sock (from "
+                            + "sandboxkit.driver-properties.docker.host")
+                    .contains("set sandboxkit.driver=docker and sandboxkit.fail-fast=false")
+                    .doesNotContain("-Dsandboxkit.docker.host").doesNotContain("sandbox-docker");
+            assertThat(new SandboxFailureAnalyzer().analyze(context.getStartupFailure()).getDescription())
+                    .isEqualTo(message);
+        });
+        detecting.withPropertyValues("sandboxkit.fail-fast=false").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(Engine.sandboxFailure(context.getStartupFailure()).getMessage())
+                    .contains("sandboxkit.driver-properties.docker.host")
+                    .contains("sandboxkit.fail-fast=false starts without the engine only with the driver named: set "
+                            + "sandboxkit.driver=docker");
+        });
+    }
+
+    @Test
     void withoutFailFastTheApplicationStartsHealthIsDownAndTheManagerStartsOnceTheEngineAnswers(@TempDir Path sockets)
             throws Exception {
         Path socket = sockets.resolve("docker.sock"); // missing now; a link to the real socket later
@@ -75,6 +100,7 @@ class SandboxLifecycleTest {
                     .containsEntry("started", false).containsEntry("active", 0L);
 
             SandboxTools tools = context.getBean(SandboxTools.class);
+            assertThat(tools.instructions()).contains("/workspace"); // for the system prompt, before the manager starts
             assertThatThrownBy(() -> tools.execute("later", "run_command", "{\"command\":\"echo up\"}"))
                     .isInstanceOf(SandboxUnavailableException.class).matches(e -> ((SandboxUnavailableException) e).isRetryable());
 
