@@ -50,8 +50,10 @@ final class OperatorFailure extends SandboxException {
         }
         log.debug("{} failed with an operator failure", tool, original);
         String detail = detail(original.getMessage());
-        return new OperatorFailure(tool + " failed: " + what(original) + (detail.isEmpty() ? "" : ": " + detail)
-                + ". " + action(original), original);
+        Kind kind = Kind.of(original);
+        return new OperatorFailure(tool + " failed: " + kind.what() + (detail.isEmpty() ? "" : ": " + detail)
+                + ". Only the operator can fix this (" + kind.fix() + "); tell the user"
+                + (original.isRetryable() ? ", or try again later." : ", retrying will not help."), original);
     }
 
     /**
@@ -74,44 +76,28 @@ final class OperatorFailure extends SandboxException {
         return this;
     }
 
-    private static String what(SandboxException e) {
-        if (e instanceof SandboxUnavailableException) {
-            return "the sandbox engine cannot be reached";
-        } else if (e instanceof SandboxAcquireException) {
-            return "the sandbox could not be started";
-        } else if (e instanceof SessionStoreException) {
-            return "the sandbox session store failed";
-        } else if (e instanceof SandboxTimeoutException) {
-            return "a sandbox step timed out";
-        } else if (e instanceof SandboxExecException) {
-            return "the command could not be run in the sandbox";
-        } else if (e instanceof SandboxFileException) {
-            return "the workspace could not be accessed on the host";
-        } else if (e instanceof SandboxNotFoundException) {
-            return "the sandbox is gone";
-        } else if (e instanceof SandboxConfigurationException) {
-            return "the sandbox is misconfigured";
+    /** What failed, and what the operator has to fix, by kind of failure. */
+    private record Kind(String what, String fix) {
+        static Kind of(SandboxException e) {
+            if (e instanceof SandboxUnavailableException) {
+                return new Kind("the sandbox engine cannot be reached", "start the engine or correct its address");
+            } else if (e instanceof SandboxAcquireException) {
+                return new Kind("the sandbox could not be started", "the sandbox's image, engine or resources");
+            } else if (e instanceof SessionStoreException) {
+                return new Kind("the sandbox session store failed", "the session store");
+            } else if (e instanceof SandboxTimeoutException) {
+                return new Kind("a sandbox step timed out", "the sandbox engine");
+            } else if (e instanceof SandboxExecException) {
+                return new Kind("the command could not be run in the sandbox", "the sandbox engine");
+            } else if (e instanceof SandboxFileException) {
+                return new Kind("the workspace could not be accessed on the host", "the workspace directory on the host");
+            } else if (e instanceof SandboxNotFoundException) {
+                return new Kind("the sandbox is gone", "the sandbox engine");
+            } else if (e instanceof SandboxConfigurationException) {
+                return new Kind("the sandbox is misconfigured", "the sandbox configuration");
+            }
+            return new Kind("the sandbox failed", "the sandbox engine");
         }
-        return "the sandbox failed";
-    }
-
-    private static String action(SandboxException e) {
-        String fix;
-        if (e instanceof SandboxUnavailableException) {
-            fix = "start the engine or correct its address";
-        } else if (e instanceof SandboxAcquireException) {
-            fix = "the sandbox's image, engine or resources";
-        } else if (e instanceof SessionStoreException) {
-            fix = "the session store";
-        } else if (e instanceof SandboxFileException) {
-            fix = "the workspace directory on the host";
-        } else if (e instanceof SandboxConfigurationException) {
-            fix = "the sandbox configuration";
-        } else {
-            fix = "the sandbox engine";
-        }
-        return "Only the operator can fix this (" + fix + "); tell the user"
-                + (e.isRetryable() ? ", or try again later." : ", retrying will not help.");
     }
 
     /** The original message on one line, with an engine's raw JSON answer reduced to its message. */
