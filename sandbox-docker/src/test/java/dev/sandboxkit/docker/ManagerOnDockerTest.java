@@ -11,6 +11,7 @@ import dev.sandboxkit.ExecResult;
 import dev.sandboxkit.PullPolicy;
 import dev.sandboxkit.Sandbox;
 import dev.sandboxkit.SandboxAcquireException;
+import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.SandboxSpec;
@@ -419,6 +420,17 @@ public class ManagerOnDockerTest {
             try (SandboxManager m = SandboxManager.builder().workspaceRoot(root).build()) {
                 assertThat(m.driverName()).isEqualTo("docker");
             }
+        }
+
+        @Test
+        @DisplayName("a detected driver whose socket is missing names the setting it came from, not a module to add")
+        void detectedWithAMissingSocket() {
+            assertThatThrownBy(() -> SandboxManager.builder().workspaceRoot(root)
+                    .driverProperty("docker.host", "unix:///nonexistent/docker.sock").build())
+                    .isInstanceOf(SandboxConfigurationException.class)
+                    .hasMessageContaining("docker: no Docker socket at /nonexistent/docker.sock (from driverProperty(\"docker.host\")")
+                    .hasMessageNotContaining("-Dsandboxkit.docker.host")
+                    .hasMessageNotContaining("sandbox-docker");
         }
 
         @Test

@@ -171,6 +171,28 @@ class SandboxToolMethodsDockerTest {
         assertThat(single.tools()).isSameAs(tools);
     }
 
+    @Test
+    void aDefaultConversationAppliesToTheMethodsThroughTheChatClientWithoutAnyId() {
+        SandboxToolMethods single = new SandboxToolMethods(
+                SandboxToolCallbackProvider.builder(tools).defaultConversation("methods-chat-default").build());
+        ScriptedChatModel model = new ScriptedChatModel(toolCall("write_file", "{\"path\":\"d.txt\",\"content\":\"dd\"}"),
+                reportLastToolResponse());
+        ChatClient chat = ChatClient.builder(model).defaultAdvisors(new SandboxConversationAdvisor()).build();
+
+        String answer = chat.prompt().user("go").tools(single).call().content(); // no id, no tool context
+
+        assertThat(answer).isEqualTo("final: Wrote 2 bytes (1 line) to /workspace/d.txt (new file).");
+        assertThat(manager.files(tools.sessionId("methods-chat-default")).exists("d.txt")).isTrue();
+
+        // Without a default, the application hears what is missing (not Spring AI's "ToolContext is required").
+        ScriptedChatModel second = new ScriptedChatModel(toolCall("list_files", "{}"), reportLastToolResponse());
+        ChatClient chat2 = ChatClient.builder(second).defaultAdvisors(new SandboxConversationAdvisor(),
+                ToolCallingAdvisor.builder().toolCallingManager(ToolCallingManager.builder()
+                        .toolExecutionExceptionProcessor(new SandboxToolExceptionProcessor()).build()).build()).build();
+        assertThatThrownBy(() -> chat2.prompt().user("go").tools(methods).call().content())
+                .isInstanceOf(SandboxConfigurationException.class).hasMessageContaining("without a conversation");
+    }
+
     private SandboxTools brokenTools() {
         return SandboxTools.builder(manager).spec(spec.toBuilder().image("sandboxkit-no-such-image:never")
                 .pullPolicy(PullPolicy.NEVER).build()).build();

@@ -193,4 +193,20 @@ class SpringAiBootEndToEndTest {
                     StandardCharsets.UTF_8)).isEqualTo("one user");
         });
     }
+
+    @Test
+    void theDefaultConversationAppliesToTheToolMethodsToo() {
+        ScriptedChatModel single = new ScriptedChatModel(toolCall("write_file", "{\"path\":\"m.txt\",\"content\":\"@Tool\"}"),
+                reportLastToolResponse());
+        app(single, "sandboxkit.tools.default-conversation=cli-methods").run(context -> {
+            ChatClient chat = context.getBean(ChatClient.Builder.class).build();
+            String answer = chat.prompt().user("go").tools(context.getBean(SandboxToolMethods.class)).call().content();
+
+            assertThat(answer).isEqualTo("final: Wrote 5 bytes (1 line) to /workspace/m.txt (new file).");
+            SandboxTools tools = context.getBean(SandboxTools.class);
+            assertThat(tools.sessionId("cli-methods")).isEqualTo("conv-cli-methods");
+            assertThat(new String(context.getBean(SandboxManager.class).files(tools.sessionId("cli-methods"))
+                    .readBytes("m.txt"), StandardCharsets.UTF_8)).isEqualTo("@Tool");
+        });
+    }
 }
