@@ -106,13 +106,16 @@ class TemplatesOnDockerTest {
                 .map(com.github.dockerjava.api.model.Container::getId).toList();
     }
 
-    /** The workspace root's entries, by name. */
+    /**
+     * The workspace root's entries, by name, but the library's own (names starting with '.', which no session id can
+     * take: the in-memory store's liveness lock under .sandboxkit, for one).
+     */
     private List<String> rootEntries() throws IOException {
         if (!Files.exists(root)) {
             return List.of();
         }
         try (Stream<Path> s = Files.list(root)) {
-            return s.map(p -> p.getFileName().toString()).sorted().toList();
+            return s.map(p -> p.getFileName().toString()).filter(n -> !n.startsWith(".")).sorted().toList();
         }
     }
 
