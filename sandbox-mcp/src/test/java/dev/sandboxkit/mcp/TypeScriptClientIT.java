@@ -5,6 +5,7 @@ import dev.sandboxkit.mcp.Servers.Installation;
 import dev.sandboxkit.testkit.SandboxTest;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -22,6 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * behaviours that SDK found, which differ from the Java SDK's (it writes a request's {@code "id"} last, and it
  * cancels a request the caller aborts).
  */
+@Tag("node")
 @SandboxTest(driver = "docker")
 class TypeScriptClientIT {
     private static final List<Installation> USED = new CopyOnWriteArrayList<>();

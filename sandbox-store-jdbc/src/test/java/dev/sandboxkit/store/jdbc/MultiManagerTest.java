@@ -11,6 +11,7 @@ import dev.sandboxkit.spi.SessionRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,6 +34,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * Issue #4's scenarios: the real lifecycle engine, the real Docker driver and real databases, with several
  * managers (in this JVM and in forked ones) sharing one JDBC store.
  */
+@Tag("postgres")
 @DisplayName("Several managers on one JDBC store, on the real Docker engine")
 @Timeout(120)
 class MultiManagerTest {
