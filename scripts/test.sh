@@ -19,4 +19,5 @@ if [ "${1:-}" = --all ]; then
 fi
 scripts/setup-docker.sh
 scripts/build-test-images.sh script   # the script(1) image of the terminal and reattach tests
-exec mvn -B -ntp -Dstyle.color=never verify "$@"
+# Two modules at a time (their tests mostly wait on the engine); no javadoc or source jars (CI builds them).
+exec mvn -B -ntp -Dstyle.color=never -T 2 verify -Dmaven.javadoc.skip=true -Dmaven.source.skip=true "$@"

@@ -25,6 +25,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -53,6 +54,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * The foundation's behaviours through the public API, on the real Docker engine: acquire, exec,
  * idle reaping in real time, transparent resume, close, destroy, hardened defaults and errors.
  */
+@Tag("slow")
 @DisplayName("SandboxManager on the real Docker engine")
 public class ManagerOnDockerTest {
     private static final String IMAGE = System.getProperty("sandboxkit.test.image", "sandboxkit-test:latest");

@@ -20,6 +20,7 @@ import dev.sandboxkit.testkit.ManualScheduler;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -47,6 +48,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * template's files and a resume never copies them again, a warm-pool slot is seeded before checkout, links in a
  * template are copied as links, a missing template fails cleanly; and forks racing onto one new id.
  */
+@Tag("slow")
 @DisplayName("Workdir templates on the real Docker engine")
 class TemplatesOnDockerTest {
     private static final Duration TTL = Duration.ofMinutes(5);

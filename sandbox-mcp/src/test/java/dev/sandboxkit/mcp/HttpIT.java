@@ -13,6 +13,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.io.TempDir;
@@ -52,6 +53,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * (bearer token from the environment, at most 2 sessions) for access and the session limit. The last test restarts
  * the open one on its store. {@code @SandboxTest} makes a missing engine fail these tests on CI.
  */
+@Tag("slow")
 @SandboxTest(driver = "docker")
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class HttpIT {
