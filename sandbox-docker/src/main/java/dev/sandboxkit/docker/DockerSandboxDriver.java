@@ -392,14 +392,29 @@ final class DockerSandboxDriver implements SandboxDriver {
         channels.containerRemoving(sandboxId);
         tunnels.containerRemoving(sandboxId);
         try {
-            run(() -> docker.removeContainerCmd(sandboxId).withForce(true).withRemoveVolumes(true).exec());
+            // Returns once the container is gone. Another removal in progress may be one whose caller was
+            // interrupted: the engine then gives it up with the client's connection, and the container stays.
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (true) {
+                try {
+                    run(() -> docker.removeContainerCmd(sandboxId).withForce(true).withRemoveVolumes(true).exec());
+                    break;
+                } catch (ConflictException e) {
+                    if (!message(e).contains("already in progress")) {
+                        throw e;
+                    }
+                    if (System.nanoTime() > deadline) {
+                        throw new SandboxException("container " + EngineExec.shortId(sandboxId)
+                                + " is still being removed after 30 s; remove it again later", e);
+                    }
+                    sleepBeforeRetry(sandboxId);
+                }
+            }
         } catch (NotFoundException e) {
             // already gone
         } catch (ConflictException e) {
-            if (!message(e).contains("already in progress")) {
-                throw new SandboxException("cannot remove container " + EngineExec.shortId(sandboxId) + ": "
-                        + message(e), e);
-            }
+            throw new SandboxException("cannot remove container " + EngineExec.shortId(sandboxId) + ": "
+                    + message(e), e);
         } catch (DockerException e) {
             throw new SandboxException("cannot remove container " + EngineExec.shortId(sandboxId) + ": "
                     + message(e), e);
@@ -407,6 +422,16 @@ final class DockerSandboxDriver implements SandboxDriver {
             execs.containerRemoved(sandboxId);
             channels.containerRemoved(sandboxId);
             tunnels.containerRemoved(sandboxId);
+        }
+    }
+
+    private static void sleepBeforeRetry(String sandboxId) {
+        try {
+            Thread.sleep(100);
+        } catch (InterruptedException ie) {
+            Thread.currentThread().interrupt();
+            throw new SandboxException("interrupted while container " + EngineExec.shortId(sandboxId)
+                    + " was being removed", ie);
         }
     }
 

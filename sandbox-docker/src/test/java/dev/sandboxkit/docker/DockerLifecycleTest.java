@@ -223,6 +223,30 @@ class DockerLifecycleTest extends DriverOnDocker {
     }
 
     @Test
+    void aRemovalCutShortByAnInterruptIsFinishedByTheNextOne() throws Exception {
+        // The MCP server's shutdown interrupts the thread that destroys a session (issue 29, StdioIT): the engine gives
+        // up a removal whose client went away, and the next removal must not take "already in progress" for done.
+        java.util.Random random = new java.util.Random(29);
+        for (int round = 0; round < 12; round++) {
+            String id = start(driver, instanceId, "s-cut-" + round, spec().build());
+            Thread cut = new Thread(() -> {
+                try {
+                    driver.remove(id);
+                } catch (SandboxException interrupted) {
+                    // expected when the interrupt lands during the call
+                }
+            });
+            cut.start();
+            Thread.sleep(random.nextInt(60));
+            cut.interrupt();
+            cut.join(30_000);
+            driver.remove(id);
+            assertThatThrownBy(() -> docker.inspectContainerCmd(id).exec()).as("round " + round)
+                    .isInstanceOf(NotFoundException.class);
+        }
+    }
+
+    @Test
     void listsByLabelsRunningOrNot() {
         Instant before = Instant.now().minusSeconds(2);
         String a = start(driver, instanceId, "s-list-a", spec().build());
