@@ -75,10 +75,19 @@ status)
   if at "$1"; then state; echo "$st"; else echo none; fi
   ;;
 wait)
-  # $1 id, $2 polls of 50 ms at most: prints the status once the process ended or the time is up.
+  # $1 id, $2 polls of 50 ms at most: prints the status once the process ended or the time is up. An end is
+  # reported only once both streams' copies are done ("<stream>.done"), so that a read right after sees all the
+  # output: the supervisor records the exit while the copies may still drain the pipes. Output held open by
+  # something the process left running is waited for at most 2 s, as follow does.
   at "$1" || { echo none; exit 0; }
   i=0
   while state; [ "$st" = running ] && [ "$i" -lt "$2" ]; do sleep 0.05; i=$((i + 1)); done
+  case $st in
+  exited* | signaled*)
+    i=0
+    while { [ ! -e "$d/out.done" ] || [ ! -e "$d/err.done" ]; } && [ "$i" -lt 200 ]; do sleep 0.01; i=$((i + 1)); done
+    ;;
+  esac
   echo "$st"
   ;;
 read)
