@@ -424,6 +424,7 @@ final class DockerSandboxDriver implements SandboxDriver {
         List<Container> containers = call(() -> docker.listContainersCmd().withShowAll(true)
                 .withLabelFilter(labels).exec());
         volumes.sweep();
+        hostDirs.sweep();
         List<SandboxDescriptor> out = new ArrayList<>(containers.size());
         for (Container c : containers) {
             Map<String, String> l = c.getLabels() == null ? Map.of() : c.getLabels();
@@ -442,6 +443,7 @@ final class DockerSandboxDriver implements SandboxDriver {
     @Override
     public void close() {
         volumes.close();
+        hostDirs.close();
         tunnels.closeAll();
         channels.close();
         engine.close();

@@ -142,4 +142,16 @@ public final class HostDirWorkdirs implements Workdirs {
     public void deleteSnapshot(String location) {
         snapshots.delete(location);
     }
+
+    /** Deletes workdir content a restore set aside and could not delete (see {@code internal.files.Trash}). */
+    @Override
+    public void sweep() {
+        snapshots.sweep();
+    }
+
+    /** Waits for the background deletions of restores. */
+    @Override
+    public void close() {
+        snapshots.close();
+    }
 }
