@@ -17,6 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -83,6 +84,38 @@ class ProcessOnDockerTest {
         assertThat(out.text()).isEqualTo("before\n");
         assertThat(out.isComplete()).as("the leftover still holds stdout").isFalse();
         p.remove();
+    }
+
+    @Test
+    @DisplayName("reads keep working while a fast writer rolls the smallest window over between their steps"
+            + " (4 readers, 60 reads each)")
+    void readsWhileTheWindowRollsOver() throws Exception {
+        Sandbox sandbox = manager.acquire("proc-rollover", DockerTestSupport.spec().build());
+        SandboxProcess p = sandbox.start(ExecRequest.shell("cat /dev/zero"),
+                ProcessOptions.defaults().withRetainedBytes(ProcessOptions.MIN_RETAINED_BYTES));
+        java.util.concurrent.ExecutorService readers = java.util.concurrent.Executors.newFixedThreadPool(4);
+        try {
+            List<java.util.concurrent.Future<?>> done = new java.util.ArrayList<>();
+            for (int r = 0; r < 4; r++) {
+                done.add(readers.submit(() -> {
+                    long last = 0;
+                    for (int i = 0; i < 60; i++) {
+                        // Seen failing: "can't open .../out/852754432: no such file" (the newest segment pruned
+                        // after the listing), then "arithmetic syntax error", exit 2.
+                        ProcessOutput o = p.output(ExecStream.STDOUT, last, 4096);
+                        assertThat(o.endOffset()).as("read %d", i).isGreaterThanOrEqualTo(last);
+                        last = o.endOffset();
+                    }
+                    return null;
+                }));
+            }
+            for (java.util.concurrent.Future<?> f : done) {
+                f.get(3, TimeUnit.MINUTES);
+            }
+        } finally {
+            readers.shutdownNow();
+            p.kill();
+        }
     }
 
     @Test
