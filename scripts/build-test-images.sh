@@ -2,7 +2,11 @@
 # Builds the local test images from the host's files; nothing is pulled. sandboxkit-test: static busybox only.
 # sandboxkit-test-script: the same plus the host's util-linux script(1) with its shared libraries (background
 # processes on a terminal need it).
+#   build-test-images.sh           both
+#   build-test-images.sh base      only sandboxkit-test (the demo's)
+#   build-test-images.sh script    only sandboxkit-test-script
 set -euo pipefail
+which="${1:-all}"
 here="$(cd "$(dirname "$0")" && pwd)"
 DOCKER="${DOCKER:-docker}"
 image="${SANDBOXKIT_TEST_IMAGE:-sandboxkit-test:latest}"
@@ -12,10 +16,13 @@ trap 'rm -rf "$ctx"' EXIT
 build() { # tag, context
   DOCKER_BUILDKIT=0 "$DOCKER" build -q -t "$1" "$2" >/dev/null 2>&1 || DOCKER_BUILDKIT=0 "$DOCKER" build -t "$1" "$2"
 }
-cp "$here/images/busybox/Dockerfile" "$ctx/"
-cp /bin/busybox "$ctx/busybox"
-build "$image" "$ctx"
-echo "[setup] test image $image ready"
+if [ "$which" != script ]; then
+  cp "$here/images/busybox/Dockerfile" "$ctx/"
+  cp /bin/busybox "$ctx/busybox"
+  build "$image" "$ctx"
+  echo "[setup] test image $image ready"
+fi
+[ "$which" != base ] || exit 0
 
 sctx="$ctx/script"
 mkdir -p "$sctx/root/bin" "$sctx/root/usr/bin"

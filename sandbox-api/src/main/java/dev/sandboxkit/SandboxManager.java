@@ -338,6 +338,7 @@ public interface SandboxManager extends AutoCloseable {
         private final Map<SandboxSpec, WarmPool> warmPools = new LinkedHashMap<>();
         private @Nullable Duration reconcileInterval;
         private @Nullable String fleet;
+        private @Nullable Duration orphanGrace;
         private @Nullable FileLimits fileLimits;
         private @Nullable Executor ioExecutor;
         private dev.sandboxkit.spi.@Nullable ArchiveStore archiveStore;
@@ -591,18 +592,36 @@ public interface SandboxManager extends AutoCloseable {
         }
 
         /**
-         * The fleet this manager belongs to: the managers that share one session store. Written as a label
-         * on every container; the orphan sweep only considers its own fleet. Default {@code default}. Give
-         * applications that share a Docker engine or namespace but not a store different fleet names.
+         * The fleet this manager belongs to: a name that partitions the managers on one engine or namespace. Written
+         * as a label on every container; the orphan sweep only lists its own fleet's containers. Default
+         * {@code default}. Naming a fleet grants no power over other applications' containers: the sweep judges a
+         * container only by the records of the session store it was created under (see {@link #orphanGrace}).
          *
          * @param name 1-63 characters from {@code [A-Za-z0-9._-]}
          * @return this builder
-
          * @throws IllegalStateException if this option was set already
          */
         public Builder fleet(String name) {
             requireUnset(fleet == null, "fleet");
             this.fleet = Objects.requireNonNull(name, "name");
+            return this;
+        }
+
+        /**
+         * How old a container, workdir or snapshot that no live manager accounts for must be before the orphan sweep
+         * removes it, when only its age tells an interrupted create from one in progress. Default 10 minutes. It
+         * applies only to what this manager's session store accounts for: a container is swept when its owner's lease
+         * in this store expired, or (after this grace) when its owner left no presence in this store. Containers of
+         * other stores are never swept, except those of an in-memory store whose process is provably gone (it held a
+         * lock on a file under the same workspace root).
+         *
+         * @param grace positive
+         * @return this builder
+         * @throws IllegalStateException if this option was set already
+         */
+        public Builder orphanGrace(Duration grace) {
+            requireUnset(orphanGrace == null, "orphanGrace");
+            this.orphanGrace = requirePositive(grace, "grace");
             return this;
         }
 
@@ -644,7 +663,7 @@ public interface SandboxManager extends AutoCloseable {
             return new ManagerSettings(driverName, driver, workspaceRoot, idleTimeout,
                     reaperInterval, leaseDuration, store, clock, scheduler, instanceId, driverProperties, listeners,
                     List.copyOf(warmPools.values()), reconcileInterval, fleet, fileLimits, ioExecutor, archiveStore,
-                    archiveAfter).start();
+                    archiveAfter, orphanGrace).start();
         }
 
         private static void requireUnset(boolean unset, String option) {

@@ -39,6 +39,7 @@ public final class SandboxSpec {
     private final PullPolicy pullPolicy;
     private final Map<String, String> labels;
     private final boolean ephemeral;
+    private final boolean managerScoped;
     private final @Nullable Duration maxLifetime;
     private final @Nullable ExecRequest postCreate;
     private final @Nullable Proxy proxy;
@@ -50,7 +51,7 @@ public final class SandboxSpec {
     private SandboxSpec(@Nullable String image, Map<String, String> env, @Nullable String user, String network,
                         long memoryBytes, double cpus, long pidsLimit, long tmpSizeBytes, boolean dropAllCapabilities,
                         Set<String> addCapabilities, boolean noNewPrivileges, boolean readOnlyRootFilesystem, boolean init,
-                        PullPolicy pullPolicy, Map<String, String> labels, boolean ephemeral,
+                        PullPolicy pullPolicy, Map<String, String> labels, boolean ephemeral, boolean managerScoped,
                         @Nullable Duration maxLifetime, @Nullable ExecRequest postCreate, @Nullable Proxy proxy,
                         @Nullable String extraCaCertificates, ExecMode execMode, @Nullable String runtime,
                         @Nullable WorkspaceTemplate template) {
@@ -109,6 +110,7 @@ public final class SandboxSpec {
         this.pullPolicy = pullPolicy;
         this.labels = labels;
         this.ephemeral = ephemeral;
+        this.managerScoped = managerScoped;
         this.maxLifetime = maxLifetime;
         this.postCreate = postCreate;
         this.proxy = proxy;
@@ -269,6 +271,16 @@ public final class SandboxSpec {
     }
 
     /**
+     * Whether the session lives only as long as the manager that last held it (see
+     * {@link Builder#managerScoped(boolean)}).
+     *
+     * @return whether the session is discarded with its manager
+     */
+    public boolean managerScoped() {
+        return managerScoped;
+    }
+
+    /**
      * Hard limit on a container's life regardless of activity, or {@code null}.
      *
      * @return hard limit on a container's life regardless of activity, or {@code null}
@@ -355,7 +367,8 @@ public final class SandboxSpec {
                 Objects.equals(addCapabilities, o.addCapabilities) && noNewPrivileges == o.noNewPrivileges &&
                 readOnlyRootFilesystem == o.readOnlyRootFilesystem && init == o.init &&
                 Objects.equals(pullPolicy, o.pullPolicy) && Objects.equals(labels, o.labels) &&
-                ephemeral == o.ephemeral && Objects.equals(maxLifetime, o.maxLifetime) &&
+                ephemeral == o.ephemeral && managerScoped == o.managerScoped &&
+                Objects.equals(maxLifetime, o.maxLifetime) &&
                 Objects.equals(postCreate, o.postCreate) && Objects.equals(proxy, o.proxy) &&
                 Objects.equals(extraCaCertificates, o.extraCaCertificates) &&
                 Objects.equals(execMode, o.execMode) && Objects.equals(runtime, o.runtime) &&
@@ -366,7 +379,7 @@ public final class SandboxSpec {
     public int hashCode() {
         return Objects.hash(image, env, user, network, memoryBytes, cpus, pidsLimit, tmpSizeBytes, dropAllCapabilities,
                 addCapabilities, noNewPrivileges, readOnlyRootFilesystem, init, pullPolicy, labels, ephemeral,
-                maxLifetime, postCreate, proxy, extraCaCertificates, execMode, runtime, template);
+                managerScoped, maxLifetime, postCreate, proxy, extraCaCertificates, execMode, runtime, template);
     }
 
     @Override
@@ -376,7 +389,7 @@ public final class SandboxSpec {
                 ", tmpSizeBytes=" + tmpSizeBytes + ", dropAllCapabilities=" + dropAllCapabilities +
                 ", addCapabilities=" + addCapabilities + ", noNewPrivileges=" + noNewPrivileges +
                 ", readOnlyRootFilesystem=" + readOnlyRootFilesystem + ", init=" + init +
-                ", pullPolicy=" + pullPolicy + ", labels=" + labels + ", ephemeral=" + ephemeral +
+                ", pullPolicy=" + pullPolicy + ", labels=" + labels + ", ephemeral=" + ephemeral + ", managerScoped=" + managerScoped +
                 ", maxLifetime=" + maxLifetime + ", postCreate=" + postCreate + ", proxy=" + proxy +
                 ", extraCaCertificates=" + extraCaCertificates + ", execMode=" + execMode + ", runtime=" + runtime +
                 ", template=" + template + "]";
@@ -545,6 +558,7 @@ public final class SandboxSpec {
         private PullPolicy pullPolicy = PullPolicy.IF_MISSING;
         private final Map<String, String> labels = new LinkedHashMap<>();
         private boolean ephemeral;
+        private boolean managerScoped;
         private @Nullable Duration maxLifetime;
         private @Nullable ExecRequest postCreate;
         private @Nullable Proxy proxy;
@@ -573,6 +587,7 @@ public final class SandboxSpec {
             pullPolicy = s.pullPolicy;
             labels.putAll(s.labels);
             ephemeral = s.ephemeral;
+            managerScoped = s.managerScoped;
             maxLifetime = s.maxLifetime;
             postCreate = s.postCreate;
             proxy = s.proxy;
@@ -782,6 +797,23 @@ public final class SandboxSpec {
         }
 
         /**
+         * Makes the session live only as long as the manager that last held it: the session is destroyed, container
+         * and workdir, when that manager closes, or when another manager sharing the session store finds it gone (its
+         * lease expired; found by the orphan sweep at build and then at most every
+         * {@link SandboxManager.Builder#orphanGrace orphan grace}). Idle reaps keep the workdir, as for any session.
+         * For sessions nobody can name again once the process is gone, such as an MCP client's unkeyed conversation.
+         * With an in-memory store a crashed manager's scoped workdirs are not found (the store that named them is gone).
+         * Default {@code false}: a session outlives its manager.
+         *
+         * @param value flag
+         * @return this builder
+         */
+        public Builder managerScoped(boolean value) {
+            this.managerScoped = value;
+            return this;
+        }
+
+        /**
          * Sets a hard limit on each container's life, independent of activity.
          *
          * @param lifetime limit, or {@code null} for none
@@ -876,8 +908,8 @@ public final class SandboxSpec {
         public SandboxSpec build() {
             return new SandboxSpec(image, env, user, network, memoryBytes, cpus, pidsLimit, tmpSizeBytes,
                     dropAllCapabilities, addCapabilities, noNewPrivileges, readOnlyRootFilesystem, init,
-                    pullPolicy, labels, ephemeral, maxLifetime, postCreate, proxy, extraCaCertificates, execMode,
-                    runtime, template);
+                    pullPolicy, labels, ephemeral, managerScoped, maxLifetime, postCreate, proxy, extraCaCertificates,
+                    execMode, runtime, template);
         }
     }
 }

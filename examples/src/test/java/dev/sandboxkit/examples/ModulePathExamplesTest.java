@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.Test;
  * Docker driver must come in through service binding (sandbox-api's {@code uses}, the driver's {@code provides}),
  * and its own {@code requires} must resolve. A broken descriptor fails the demo or the assertions here.
  */
+@Tag("slow")
 class ModulePathExamplesTest {
 
     @Test

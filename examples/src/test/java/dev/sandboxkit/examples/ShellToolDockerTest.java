@@ -3,6 +3,7 @@ package dev.sandboxkit.examples;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.testkit.SandboxTest;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -15,6 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * a tiny BusyBox image built on the spot), and destroys every conversation a test started, container and
  * workdir, when the test ends. Without Docker these tests fail with a message that says how to start it.
  */
+@Tag("slow")
 @SandboxTest(driver = "docker")
 class ShellToolDockerTest {
 

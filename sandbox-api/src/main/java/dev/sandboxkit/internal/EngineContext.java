@@ -22,7 +22,7 @@ import java.util.concurrent.ScheduledExecutorService;
  * @param clock         the manager's clock
  * @param instanceId    this manager's id, the owner label of its containers
  * @param fleet         the fleet label its sweep looks at
- * @param fleetExplicit whether the user named the fleet, asserting that its managers share this store
+ * @param storeId       the id of the session store, the store label of every container
  * @param idleMillis    the idle TTL
  * @param leaseMillis   how long an ownership lease lasts without renewal
  * @param scheduler     runs housekeeping and refills
@@ -35,7 +35,7 @@ import java.util.concurrent.ScheduledExecutorService;
  * @param removals      container removals, remembered for the sweep
  */
 record EngineContext(SandboxDriver driver, SessionStore store, Clock clock, String instanceId, String fleet,
-                     boolean fleetExplicit, long idleMillis, long leaseMillis, ScheduledExecutorService scheduler,
+                     String storeId, long idleMillis, long leaseMillis, ScheduledExecutorService scheduler,
                      FileLimits fileLimits, SpecCodec specs, ContainerSetup setup, Stats stats, Events events,
                      SessionRegistry sessions, Removals removals) {
 
@@ -59,6 +59,7 @@ record EngineContext(SandboxDriver driver, SessionStore store, Clock clock, Stri
         labels.put(SandboxLabels.SESSION, sessionId);
         labels.put(SandboxLabels.OWNER, instanceId);
         labels.put(SandboxLabels.FLEET, fleet);
+        labels.put(SandboxLabels.STORE, storeId);
         return labels;
     }
 }

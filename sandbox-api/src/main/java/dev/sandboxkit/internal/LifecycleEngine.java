@@ -91,8 +91,15 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofMinutes(30);
     static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
     static final Duration DEFAULT_RECONCILE = Duration.ofSeconds(60);
+    /** How old an unaccounted-for container, workdir or snapshot must be before the orphan sweep may remove it. */
+    static final Duration DEFAULT_ORPHAN_GRACE = Duration.ofMinutes(10);
     /** Session-id prefix of the record through which a manager shows other managers it is alive. */
     static final String PRESENCE_PREFIX = "_manager.";
+    /**
+     * Record attribute of a {@linkplain SandboxSpec#managerScoped() manager-scoped} session: the manager that last
+     * held it, whose end ends the session.
+     */
+    static final String SCOPE_OWNER = "scope.owner";
     static final String MDC_SESSION = "sandboxkit.session";
     private static final Logger log = LoggerFactory.getLogger(LifecycleEngine.class);
     private static final int MAX_ATTEMPTS = 5;
@@ -126,12 +133,13 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     private final Snapshots snapshots;
     private final ProcessSupport processes;
     private final Archives archives;
+    private final StoreIdentity storeIdentity;
     /** Terminals open now, so that close() can end them. */
     private final java.util.Set<ManagedTerminal> terminals = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
     private LifecycleEngine(ManagerSettings s, SandboxDriver driver, boolean ownsDriver, Clock clock,
-                            String instanceId) {
+                            String instanceId, Path workspaceRoot) {
         this.driver = driver;
         this.ownsDriver = ownsDriver;
         this.clock = clock;
@@ -148,8 +156,9 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         this.io = ownsIo ? newIoPool() : s.ioExecutor();
         this.forwards = new PortForwards(driver, sessions, clock, io);
         this.removals = new Removals(driver, clock, forwards::closeFor);
+        this.storeIdentity = StoreIdentity.open(store, workspaceRoot, driver.name(), Instant.ofEpochMilli(clock.millis()));
         this.ctx = new EngineContext(driver, store, clock, instanceId,
-                s.fleet() != null ? SessionIds.requireValidInstanceId(s.fleet()) : "default", s.fleet() != null,
+                s.fleet() != null ? SessionIds.requireValidInstanceId(s.fleet()) : "default", storeIdentity.id(),
                 idleMillis, leaseMillis, scheduler, s.fileLimits() != null ? s.fileLimits() : FileLimits.DEFAULT,
                 specs, setup, stats, events, sessions, removals);
         this.snapshots = new Snapshots(ctx);
@@ -162,7 +171,8 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         long reaperMillis = s.reaperInterval() != null ? s.reaperInterval().toMillis()
                 : Math.max(10, Math.min(500, idleMillis / 4));
         long reconcileMillis = (s.reconcileInterval() != null ? s.reconcileInterval() : DEFAULT_RECONCILE).toMillis();
-        this.reconciler = new Reconciler(ctx, this, pools.values(), snapshots);
+        this.reconciler = new Reconciler(ctx, this, pools.values(), snapshots, storeIdentity,
+                s.orphanGrace() != null ? s.orphanGrace() : DEFAULT_ORPHAN_GRACE);
         this.processes = new ProcessSupport(ctx);
         this.archives = new Archives(ctx, io, s.archiveStore(), s.archiveAfter(),
                 Path.of(System.getProperty("java.io.tmpdir"), "sandboxkit-archive-spool"));
@@ -191,7 +201,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         LifecycleEngine engine = null;
         try {
             driver.ping();
-            engine = new LifecycleEngine(s, driver, ownsDriver, clock, instanceId);
+            engine = new LifecycleEngine(s, driver, ownsDriver, clock, instanceId, context.workspaceRoot());
             engine.announcePresence();
             engine.housekeeper.start();
             engine.pools.values().forEach(PoolManager::replenishAsync);
@@ -380,6 +390,16 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         }
     }
 
+    /** Marks a manager-scoped session as this manager's to end (and unmarks one whose spec no longer is). */
+    private Map<String, String> scoped(Map<String, String> attributes, SandboxSpec spec) {
+        if (spec.managerScoped()) {
+            attributes.put(SCOPE_OWNER, instanceId);
+        } else {
+            attributes.remove(SCOPE_OWNER);
+        }
+        return attributes;
+    }
+
     private SessionRecord newRecord(String sessionId, SessionState state, String sandboxId, String workspace,
                                     String encoded, String fingerprint, boolean ephemeral, Instant now, Instant started) {
         return SessionRecord.builder().sessionId(sessionId).driver(driver.name()).state(state)
@@ -412,7 +432,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         Instant now = now();
         SessionRecord fresh = newRecord(e.sessionId, SessionState.ACTIVE, slot.sandboxId(), workspace, encoded,
                 fingerprint, spec.ephemeral(), now, Instant.ofEpochMilli(slot.startedAt()))
-                .withAttributes(slot.attributes());
+                .withAttributes(scoped(new HashMap<>(slot.attributes()), spec));
         Optional<SessionRecord> written;
         try {
             written = writeNew(fresh, destroyed);
@@ -518,7 +538,8 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
             Map<String, String> attributes = new HashMap<>(rec.attributes());
             attributes.putAll(setup.prepare(driver, rec.sessionId(), sandboxId, spec, phases));
             written = store.update(rec.withSandbox(SessionState.ACTIVE, sandboxId, started)
-                    .withOwner(instanceId, lease(started)).withLastActivity(started).withAttributes(attributes))
+                    .withOwner(instanceId, lease(started)).withLastActivity(started)
+                    .withAttributes(scoped(attributes, spec)))
                     .orElse(null);
         } catch (RuntimeException setupOrStoreFailed) {
             removals.removeQuietly(sandboxId);
@@ -854,8 +875,8 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
 
     @Override
     public Optional<SessionInfo> session(String sessionId) {
-        if (sessionId.startsWith(PRESENCE_PREFIX)) {
-            return Optional.empty();
+        if (sessionId.startsWith("_")) {
+            return Optional.empty(); // the store's own records (presence, identity): no session id starts so
         }
         Optional<SessionRecord> rec = store.find(sessionId);
         if (rec.isEmpty()) {
@@ -1163,10 +1184,10 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
             return false;
         }
         processes.containerGone(sandboxId, reason.processFate);
-        if (e.record.ephemeral()) {
+        if (e.record.ephemeral() || (reason == StopReason.CLOSED && e.record.attributes().containsKey(SCOPE_OWNER))) {
             destroyLocked(e, sandboxId, e.record.createdAt(), false);
-            log.info("Session {}: removed single-use container {} ({}); workdir purged", e.sessionId,
-                    shortId(sandboxId), reason.text);
+            log.info("Session {}: removed {} container {} ({}); workdir purged", e.sessionId,
+                    e.record.ephemeral() ? "single-use" : "manager-scoped", shortId(sandboxId), reason.text);
             return true;
         }
         // Read, remove, record: a store that is down keeps the container (still served); an engine that is down
@@ -1472,6 +1493,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         } catch (RuntimeException storeDown) {
             log.debug("Could not remove the presence record: {}", storeDown.toString());
         }
+        storeIdentity.close();
         if (ownsScheduler) {
             scheduler.shutdownNow();
         }

@@ -39,7 +39,8 @@ public record ManagerSettings(
         FileLimits fileLimits,
         Executor ioExecutor,
         dev.sandboxkit.spi.ArchiveStore archiveStore,
-        Duration archiveAfter) {
+        Duration archiveAfter,
+        Duration orphanGrace) {
 
     /** Copies. */
     public ManagerSettings {

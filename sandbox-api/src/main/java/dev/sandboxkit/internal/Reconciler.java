@@ -24,36 +24,41 @@ import java.util.Set;
  * The orphan sweep: compares the managed containers (found by label) with the store and removes the ones
  * no live manager accounts for, so that a crashed process leaks nothing for long.
  *
- * <p>Rules, in order: a container of another manager whose lease is live is never touched; one of this
- * manager that it does not hold (and is not starting) is an orphan; otherwise the container is removed when
- * its session is unknown, suspended or destroyed, when it is not the session's current container, or when
- * the session's owner has let its lease expire (the session is first recorded SUSPENDED by compare-and-set,
- * so it resumes on its next use). ACTIVE records whose container is gone become SUSPENDED. Then the labelled
- * workdirs no record names and the unkept snapshots of gone sessions, with stricter rules (see
- * sweepWorkdirs): a workdir is data.
+ * <p>A container is judged only by the records of the store it was created under (its store label, see
+ * {@link StoreIdentity}): one of another store is never touched, unless that store was an in-memory one whose
+ * process is provably gone. Then, in order: a container of another manager whose lease is live is never touched;
+ * one of this manager that it does not hold (and is not starting) is an orphan; otherwise the container is removed
+ * when its session is unknown, suspended or destroyed, when it is not the session's current container, or when
+ * the session's owner has let its lease expire or left no presence in the store for longer than the grace (the
+ * session is first recorded SUSPENDED by compare-and-set, so it resumes on its next use). ACTIVE records whose
+ * container is gone become SUSPENDED. Then the labelled workdirs no record names and the unkept snapshots of gone
+ * sessions, with stricter rules (see sweepWorkdirs): a workdir is data.
  */
 final class Reconciler {
     private static final Logger log = LoggerFactory.getLogger(Reconciler.class);
     /** Records per store query; a pass reads every page, so the page size bounds only each query. */
     static final int PAGE_SIZE = 500;
-    /**
-     * A container whose owner this store has never heard of (no presence record) is swept only in a fleet the
-     * user named, and only once it is this old: that is how a crashed predecessor that used an in-memory store
-     * is cleaned up. In the default fleet such containers are never touched, so two applications with their
-     * own stores on one engine cannot sweep each other.
-     */
-    static final Duration UNKNOWN_OWNER_GRACE = Duration.ofMinutes(10);
 
     private final EngineContext ctx;
     private final LifecycleActions engine;
     private final Collection<PoolManager> pools;
     private final Snapshots snapshots;
+    private final StoreIdentity storeIdentity;
+    /** How old an unaccounted-for resource must be before only its age is taken as proof. */
+    private final Duration grace;
+    /** When the next pass reads every record for manager-scoped sessions of gone managers (clock millis). */
+    private long nextScopedSweep;
+    /** Scope owners first seen without presence in this store, and when. */
+    private final Map<String, Instant> absentSince = new HashMap<>();
 
-    Reconciler(EngineContext ctx, LifecycleActions engine, Collection<PoolManager> pools, Snapshots snapshots) {
+    Reconciler(EngineContext ctx, LifecycleActions engine, Collection<PoolManager> pools, Snapshots snapshots,
+               StoreIdentity storeIdentity, Duration grace) {
         this.ctx = ctx;
         this.engine = engine;
         this.pools = List.copyOf(pools);
         this.snapshots = snapshots;
+        this.storeIdentity = storeIdentity;
+        this.grace = grace;
     }
 
     /** One pass; returns the number of containers removed. */
@@ -69,13 +74,14 @@ final class Reconciler {
                 SandboxLabels.FLEET, ctx.fleet()));
         Set<String> held = ctx.sessions().containers();
         Map<String, Boolean> liveOwners = new HashMap<>();
+        Map<String, Boolean> goneStores = new HashMap<>();
         int removed = 0;
         for (SandboxDescriptor c : containers) {
             if (held.contains(c.id()) || ctx.removals().removedRecently(c.id())
                     || pools.stream().anyMatch(p -> p.owns(c.id()))) {
                 continue; // ours, or already removed by us since the listing was taken
             }
-            String reason = orphanReason(c, now, liveOwners);
+            String reason = orphanReason(c, now, liveOwners, goneStores);
             if (reason == null) {
                 continue;
             }
@@ -96,14 +102,74 @@ final class Reconciler {
                         .ifPresent(r -> suspendIfContainerGone(r, now, liveOwners));
             }
         }
+        forgetGoneStores(goneStores);
+        if (now.toEpochMilli() >= nextScopedSweep) {
+            // Reads every record: at build, then once per grace, which bounds how late such a session goes.
+            nextScopedSweep = now.toEpochMilli() + grace.toMillis();
+            discardScopedSessions(owner -> !ctx.instanceId().equals(owner) && isGone(owner, now, liveOwners));
+        }
         sweepWorkdirs(now, liveOwners);
         sweepSnapshots(now, liveOwners);
         return removed;
     }
 
     /**
+     * Destroys the {@linkplain dev.sandboxkit.SandboxSpec#managerScoped() manager-scoped} sessions whose scope owner
+     * matches: container, workdir and all. Never fails the pass.
+     */
+    private void discardScopedSessions(java.util.function.Predicate<String> ownerGone) {
+        List<String> doomed = new java.util.ArrayList<>();
+        try {
+            for (SessionState state : List.of(SessionState.ACTIVE, SessionState.SUSPENDED)) {
+                forEachInState(state, r -> {
+                    String scopeOwner = r.attributes().get(LifecycleEngine.SCOPE_OWNER);
+                    if (scopeOwner != null && ownerGone.test(scopeOwner)
+                            && (r.state() == SessionState.SUSPENDED || ctx.instanceId().equals(r.owner())
+                            || r.owner() == null || r.leaseExpired(ctx.now()))) {
+                        doomed.add(r.sessionId());
+                    }
+                });
+            }
+        } catch (RuntimeException storeDown) {
+            log.warn("Could not look for manager-scoped sessions to discard: {}", storeDown.toString());
+            return;
+        }
+        for (String sessionId : doomed) {
+            try {
+                if (engine.retryDestroy(sessionId)) { // destroys the session whatever its state
+                    log.info("Session {}: destroyed, with its workdir: it was scoped to a manager that is gone",
+                            sessionId);
+                }
+            } catch (RuntimeException e) {
+                log.warn("Session {}: could not destroy this manager-scoped session: {}", sessionId, e.toString());
+            }
+        }
+    }
+
+    /** An owner whose lease in this store expired, or who left no presence in it for longer than the grace. */
+    private boolean isGone(String owner, Instant now, Map<String, Boolean> liveOwners) {
+        Boolean live = liveness(owner, now, liveOwners);
+        return Boolean.FALSE.equals(live) || (live == null && presenceGoneSince(owner, now));
+    }
+
+    /** Absent presence counts only once the grace has passed since this manager first saw it absent. */
+    private boolean presenceGoneSince(String owner, Instant now) {
+        Instant first = absentSince.computeIfAbsent(owner, o -> now);
+        return !first.plus(grace).isAfter(now);
+    }
+
+    /** Deletes the lock files of gone in-memory stores once none of their containers is left. */
+    private void forgetGoneStores(Map<String, Boolean> goneStores) {
+        goneStores.forEach((store, gone) -> {
+            if (gone && ctx.driver().list(Map.of(SandboxLabels.MANAGED, "true", SandboxLabels.STORE, store)).isEmpty()) {
+                storeIdentity.forget(store);
+            }
+        });
+    }
+
+    /**
      * Deletes workdirs (those a driver can list: labelled ones) that no session record refers to, once they are
-     * older than {@link #UNKNOWN_OWNER_GRACE} and their creator is this manager (an interrupted create, a failed
+     * older than the grace and their creator is this manager (an interrupted create, a failed
      * discard) or a manager whose lease expired. Another live manager's, or an owner this store has never heard of,
      * are left alone: a workdir is data, never deleted on a guess. Never fails the pass.
      */
@@ -119,7 +185,7 @@ final class Reconciler {
         for (WorkspaceDescriptor w : all) {
             String sessionId = w.labels().get(SandboxLabels.SESSION);
             String owner = w.labels().get(SandboxLabels.OWNER);
-            if (sessionId == null || owner == null || w.createdAt().plus(UNKNOWN_OWNER_GRACE).isAfter(now)) {
+            if (sessionId == null || owner == null || w.createdAt().plus(grace).isAfter(now)) {
                 continue;
             }
             if (ctx.instanceId().equals(owner)) {
@@ -164,7 +230,7 @@ final class Reconciler {
 
     /**
      * Deletes the fleet's unkept snapshots whose session is gone (a destroy deletes them, but gives up on a failure)
-     * once they are older than {@link #UNKNOWN_OWNER_GRACE} and taken by this manager or one whose lease expired (as
+     * once they are older than the grace, of this store (when labelled with one), and taken by this manager or one whose lease expired (as
      * for workdirs: another application's store on the same engine knows sessions this one does not). Kept ones are
      * never touched. Never fails the pass.
      */
@@ -173,14 +239,16 @@ final class Reconciler {
             snapshots.sweepOrphans(d -> {
                 String sessionId = d.labels().get(SandboxLabels.SESSION);
                 String owner = d.labels().get(SandboxLabels.OWNER);
-                if (sessionId == null || owner == null || ctx.sessions().get(sessionId) != null) {
+                String store = d.labels().get(SandboxLabels.STORE);
+                if (sessionId == null || owner == null || ctx.sessions().get(sessionId) != null
+                        || (store != null && !store.equals(ctx.storeId()))) {
                     return false;
                 }
                 if (!ctx.instanceId().equals(owner) && !Boolean.FALSE.equals(liveness(owner, now, liveOwners))) {
                     return false;
                 }
                 return ctx.store().find(sessionId).filter(r -> r.state() != SessionState.DESTROYED).isEmpty();
-            }, now.minus(UNKNOWN_OWNER_GRACE));
+            }, now.minus(grace));
         } catch (RuntimeException e) {
             log.warn("Could not sweep orphan snapshots: {}", e.toString());
         }
@@ -238,6 +306,7 @@ final class Reconciler {
         } catch (RuntimeException storeDown) {
             log.warn("Could not finish pending destroys while closing: {}", storeDown.toString());
         }
+        discardScopedSessions(ctx.instanceId()::equals); // the reaped ones: the held ones went as they stopped
         List<SandboxDescriptor> left;
         try {
             left = ctx.driver().list(Map.of(SandboxLabels.MANAGED, "true", SandboxLabels.OWNER, ctx.instanceId()));
@@ -247,6 +316,10 @@ final class Reconciler {
             return;
         }
         for (SandboxDescriptor c : left) {
+            String store = c.labels().get(SandboxLabels.STORE);
+            if (store != null && !store.equals(ctx.storeId())) {
+                continue; // another application that chose the same instance id
+            }
             try {
                 ctx.removals().remove(c.id());
                 log.info("Removed container {} of session {} left behind by an earlier failed removal",
@@ -258,9 +331,21 @@ final class Reconciler {
         }
     }
 
-    private String orphanReason(SandboxDescriptor c, Instant now, Map<String, Boolean> liveOwners) {
+    private String orphanReason(SandboxDescriptor c, Instant now, Map<String, Boolean> liveOwners,
+                                Map<String, Boolean> goneStores) {
         String owner = c.owner();
         String sessionId = c.sessionId();
+        String store = c.labels().get(SandboxLabels.STORE);
+        if (store != null && !store.equals(ctx.storeId())) {
+            // Another store's records account for it; this store's say nothing (an owner unknown here may be
+            // another application's live manager). Only an in-memory store proven gone with its process settles it.
+            if (goneStores.computeIfAbsent(store, storeIdentity::provablyGone)) {
+                return c.labels().containsKey(SandboxLabels.POOL) || sessionId == null
+                        ? "unused warm-pool container; its in-memory store " + store + " is gone with its process"
+                        : "its in-memory store " + store + " is gone with its process, and every session in it";
+            }
+            return null;
+        }
         if (ctx.instanceId().equals(owner)) {
             // Looked at now, not from the snapshot taken after the listing: a start that finished since then
             // holds the container, and one still running holds the session's lock.
@@ -272,17 +357,17 @@ final class Reconciler {
             return "created by this manager but not held by it (an interrupted start)";
         }
         Boolean live = owner == null ? Boolean.FALSE : liveness(owner, now, liveOwners);
-        if (live == null && (!ctx.fleetExplicit() || c.createdAt().plus(UNKNOWN_OWNER_GRACE).isAfter(now))) {
-            // An owner this store knows nothing about may be another application on the same engine. Only a
-            // fleet the user named asserts "every manager here shares my store"; even then, wait a while.
-            return null;
-        }
         if (Boolean.TRUE.equals(live)) {
             return null; // never touch a live manager's containers
         }
+        if (live == null && (store == null || c.createdAt().plus(grace).isAfter(now))) {
+            // An owner that left no presence in this store: with the store label it wrote here and closed (its
+            // presence goes last), which the grace confirms; without one (an older version) nothing is proven.
+            return null;
+        }
         String dead = owner == null ? "no owner label"
-                : live == null ? "owner " + owner + " is unknown to this store and the container is older than "
-                + UNKNOWN_OWNER_GRACE : "owner " + owner + " is gone (lease expired)";
+                : live == null ? "owner " + owner + " left no presence in this store and the container is older than "
+                + grace : "owner " + owner + " is gone (lease expired)";
         if (c.labels().containsKey(SandboxLabels.POOL) || sessionId == null) {
             return "unused warm-pool container; " + dead;
         }

@@ -44,6 +44,7 @@ final class Snapshots {
         Map<String, String> labels = fleet();
         labels.put(SandboxLabels.SESSION, rec.sessionId());
         labels.put(SandboxLabels.OWNER, ctx.instanceId());
+        labels.put(SandboxLabels.STORE, ctx.storeId());
         labels.put(SandboxLabels.SNAPSHOT, id.value());
         labels.put(SandboxLabels.KEPT, "false");
         ctx.driver().snapshotWorkspace(rec.workspace(), labels);

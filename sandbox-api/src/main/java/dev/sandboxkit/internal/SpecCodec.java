@@ -77,6 +77,9 @@ final class SpecCodec {
         kv.put("pullPolicy", s.pullPolicy().name());
         s.labels().forEach((k, v) -> kv.put("label." + k, v));
         kv.put("ephemeral", Boolean.toString(s.ephemeral()));
+        if (s.managerScoped()) {
+            kv.put("managerScoped", "true"); // only when set: older sessions keep their fingerprints
+        }
         if (s.maxLifetime() != null) {
             kv.put("maxLifetime", s.maxLifetime().toString());
         }
@@ -170,6 +173,7 @@ final class SpecCodec {
                     case "init" -> b.init(Boolean.parseBoolean(v));
                     case "pullPolicy" -> b.pullPolicy(PullPolicy.valueOf(v));
                     case "ephemeral" -> b.ephemeral(Boolean.parseBoolean(v));
+                    case "managerScoped" -> b.managerScoped(Boolean.parseBoolean(v));
                     case "maxLifetime" -> b.maxLifetime(Duration.parse(v));
                     case "postCreate.workingDir" -> hookDir[0] = v;
                     case "postCreate.timeout" -> hookTimeout[0] = Duration.parse(v);

@@ -19,6 +19,11 @@ final class InMemorySessionStore implements SessionStore {
     private final ConcurrentSkipListSet<String> ids = new ConcurrentSkipListSet<>();
 
     @Override
+    public boolean isProcessLocal() {
+        return true;
+    }
+
+    @Override
     public Optional<SessionRecord> find(String sessionId) {
         return Optional.ofNullable(records.get(sessionId));
     }

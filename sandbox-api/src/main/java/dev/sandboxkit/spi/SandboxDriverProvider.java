@@ -1,5 +1,8 @@
 package dev.sandboxkit.spi;
 
+import dev.sandboxkit.internal.DriverResolver;
+import org.jspecify.annotations.Nullable;
+
 import java.util.Optional;
 
 /**
@@ -46,4 +49,24 @@ public interface SandboxDriverProvider {
      * @return a new driver
      */
     SandboxDriver create(DriverContext context);
+
+    /**
+     * Finds a provider as {@code SandboxManager.builder()} does, for an entry point that creates the driver itself
+     * (to ping the engine while its manager is not started) and names the settings its own way: the provider named
+     * {@code name}, or, without a name, the available one with the highest {@link #priority()}. Failures name the
+     * settings: the driver's name by {@code nameSetting}, driver settings by
+     * {@link DriverContext#settingName(String)}.
+     *
+     * @param name        the driver's name, or {@code null} (or blank) to detect one
+     * @param nameSetting how the user names the driver at this entry point, for example {@code sandboxkit.driver}
+     * @param context     the settings the providers are checked with
+     * @param loader      where providers are looked up ({@link java.util.ServiceLoader})
+     * @return the provider; its {@link #create(DriverContext)} makes the driver
+     * @throws dev.sandboxkit.SandboxConfigurationException if no provider has the name (the message suggests the
+     *                                                      nearest), or none is available (with each one's reason)
+     */
+    static SandboxDriverProvider find(@Nullable String name, String nameSetting, DriverContext context,
+                                      ClassLoader loader) {
+        return DriverResolver.find(name, nameSetting, context, loader);
+    }
 }

@@ -12,10 +12,16 @@ public final class SandboxLabels {
     public static final String OWNER = "dev.sandboxkit.owner";
 
     /**
-     * The fleet: managers that share one session store. The orphan sweep only looks at its own fleet, so
-     * separate applications on one engine, each with its own store, never sweep each other's containers.
+     * The fleet: a name that partitions the managers on one engine. The orphan sweep only lists its own fleet's
+     * containers.
      */
     public static final String FLEET = "dev.sandboxkit.fleet";
+    /**
+     * The id of the session store whose records account for the resource. The orphan sweep judges a container only by
+     * its own store's records: a container of another store is never removed on a guess, whatever its fleet (the
+     * one exception: an in-memory store proven gone with its process).
+     */
+    public static final String STORE = "dev.sandboxkit.store";
     /** On pre-started warm-pool containers: the pool slot id (their session label holds the same slot id). */
     public static final String POOL = "dev.sandboxkit.pool";
     /** On workdir snapshots: the snapshot id. */

@@ -92,6 +92,19 @@ public interface SessionStore extends AutoCloseable {
      */
     List<String> heartbeat(String owner, Map<String, Instant> lastActivity, Instant leaseExpiry);
 
+    /**
+     * Whether the records live only in this process's memory and die with it, as {@link #inMemory()}'s do. The
+     * orphan sweep uses it: while such a store lives, its process holds a lock on a file beside the workdirs, so that
+     * an application restarted on the same workspace root can prove its crashed predecessor's store gone and remove
+     * the containers that store accounted for. Default {@code false}: a store shared with other processes, or kept
+     * on disk, outlives any one of them.
+     *
+     * @return {@code true} for a store that dies with its process
+     */
+    default boolean isProcessLocal() {
+        return false;
+    }
+
     /** Releases the store's resources. Default: nothing to release. */
     @Override
     default void close() {

@@ -18,6 +18,11 @@ class ForwardingStore implements SessionStore {
     }
 
     @Override
+    public boolean isProcessLocal() {
+        return delegate.isProcessLocal();
+    }
+
+    @Override
     public Optional<SessionRecord> find(String sessionId) {
         return delegate.find(sessionId);
     }

@@ -153,20 +153,32 @@ class JanitorPoolEventsTest {
         }
 
         @Test
-        @DisplayName("removes a container whose session is unknown or suspended once its unknown owner is past the grace period")
+        @DisplayName("removes a container of this store whose session is unknown or suspended once its owner, who left no presence, is past the grace")
         void strayContainers() {
-            SandboxManager m = manager("m1", SandboxManager.builder().reconcileInterval(Duration.ofDays(1))
-                    .fleet("default"));
+            SandboxManager m = manager("m1", SandboxManager.builder().reconcileInterval(Duration.ofDays(1)));
             m.acquire("sus", SPEC);
             scheduler.advance(TTL.plusSeconds(2)); // "sus" is reaped: SUSPENDED
-            String unknown = ghost("nobody", "default");
-            String stray = ghost("sus", "default");
-            String otherFleet = ghost("elsewhere", "other-app");
+            String unknown = ghost("nobody", "default", storeId());
+            String stray = ghost("sus", "default", storeId());
+            String otherFleet = ghost("elsewhere", "other-app", storeId());
 
-            assertThat(m.reconcile()).as("owner unknown to this store, containers young").isZero();
+            assertThat(m.reconcile()).as("owner without presence in this store, containers young").isZero();
             clock.advance(Duration.ofMinutes(11));
             assertThat(m.reconcile()).isEqualTo(2);
             assertThat(driver.liveSandboxes()).doesNotContain(unknown, stray).contains(otherFleet);
+        }
+
+        @Test
+        @DisplayName("the grace is configurable")
+        void graceConfigurable() {
+            SandboxManager m = manager("m1", SandboxManager.builder().orphanGrace(Duration.ofSeconds(5))
+                    .reconcileInterval(Duration.ofDays(1)));
+            String stray = ghost("nobody", "default", storeId());
+            clock.advance(Duration.ofSeconds(4));
+            assertThat(m.reconcile()).isZero();
+            clock.advance(Duration.ofSeconds(2));
+            assertThat(m.reconcile()).isEqualTo(1);
+            assertThat(driver.liveSandboxes()).doesNotContain(stray);
         }
 
         @Test
@@ -185,27 +197,116 @@ class JanitorPoolEventsTest {
         @Test
         @DisplayName("runs by itself when the manager is built")
         void onBuild() {
-            String old = ghost("x", "default");
+            String old = ghost("x", "default", storeId());
             clock.advance(Duration.ofMinutes(11));
-            manager("m1", SandboxManager.builder().fleet("default"));
+            manager("m1");
             scheduler.runDueTasks();
             assertThat(driver.liveSandboxes()).doesNotContain(old);
         }
 
         @Test
-        @DisplayName("in the default fleet, containers of owners unknown to the store are never touched")
-        void defaultFleetIsConservative() {
-            String foreign = ghost("x", "default");
+        @DisplayName("containers of another store are never touched, whatever the fleet and however old (issue 29 A)")
+        void otherStoresNeverTouched() {
+            // Another application on the same engine: its own store, an owner unknown here, the same fleet name
+            // (every Boot app used to name fleet "default"). Also one from before store labels existed.
+            String otherApp = ghost("x", "default", "st-00000000000000aa");
+            String legacy = ghost("y", "default", null);
             clock.advance(Duration.ofDays(1));
-            SandboxManager m = manager("m1");
+            SandboxManager m = manager("m1", SandboxManager.builder().fleet("default").orphanGrace(Duration.ofSeconds(1)));
             scheduler.runDueTasks();
             assertThat(m.reconcile()).isZero();
-            assertThat(driver.liveSandboxes()).contains(foreign);
+            assertThat(driver.liveSandboxes()).contains(otherApp, legacy);
         }
 
-        private String ghost(String sessionId, String fleet) {
-            return driver.create(new CreateRequest(sessionId, SPEC, "fake:" + sessionId, Map.of(SandboxLabels.MANAGED,
-                    "true", SandboxLabels.SESSION, sessionId, SandboxLabels.OWNER, "ghost", SandboxLabels.FLEET, fleet)));
+        @Test
+        @DisplayName("containers of an in-memory store whose process is gone are removed at once, under the same workspace root")
+        void goneInMemoryStore(@org.junit.jupiter.api.io.TempDir java.nio.file.Path root) throws Exception {
+            String dead = "st-00000000000000cc";
+            String alive = "st-00000000000000dd";
+            java.nio.file.Path stores = root.resolve(".sandboxkit/stores");
+            java.nio.file.Files.createDirectories(stores);
+            java.nio.file.Files.createFile(stores.resolve(dead + ".lock")); // its process died: nobody holds it
+            Process holder = StoreIdentityTest.holdLock(stores.resolve(alive + ".lock"));
+            try {
+                String orphan = ghost("a", "default", dead);
+                String live = ghost("b", "default", alive);
+                String unprovable = ghost("c", "default", "st-00000000000000ee"); // no lock file under this root
+                SandboxManager m = manager("m1", SandboxManager.builder().workspaceRoot(root)
+                        .reconcileInterval(Duration.ofDays(1)));
+                scheduler.runDueTasks(); // the sweep on build
+                assertThat(driver.liveSandboxes()).doesNotContain(orphan).contains(live, unprovable);
+                assertThat(m.stats().orphansRemoved()).isEqualTo(1);
+                assertThat(stores.resolve(dead + ".lock")).as("forgotten once its containers are gone").doesNotExist();
+                assertThat(stores.resolve(alive + ".lock")).exists();
+            } finally {
+                holder.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+            }
+        }
+
+        @Test
+        @DisplayName("manager-scoped sessions end with their manager's close, reaped ones too; others are suspended")
+        void scopedSessionsEndWithClose() {
+            SandboxSpec scoped = SPEC.toBuilder().managerScoped(true).build();
+            SandboxManager m = manager("m1");
+            String held = m.acquire("held", scoped).info().workspace();
+            m.acquire("reaped", scoped);
+            String reaped = m.session("reaped").orElseThrow().workspace();
+            m.acquire("durable", SPEC);
+            scheduler.advance(TTL.plusSeconds(2)); // all three reaped
+            m.acquire("held", scoped);
+
+            m.close();
+            assertThat(store.find("held").orElseThrow().state()).isEqualTo(SessionState.DESTROYED);
+            assertThat(store.find("reaped").orElseThrow().state()).isEqualTo(SessionState.DESTROYED);
+            assertThat(driver.workspaceExists(held)).isFalse();
+            assertThat(driver.workspaceExists(reaped)).isFalse();
+            assertThat(store.find("durable").orElseThrow().state()).isEqualTo(SessionState.SUSPENDED);
+            assertThat(driver.liveSandboxes()).isEmpty();
+        }
+
+        @Test
+        @DisplayName("a crashed manager's scoped sessions, live or reaped, are destroyed by a manager sharing the store once its lease expires")
+        void scopedSessionsOfACrashedManager() {
+            SandboxSpec scoped = SPEC.toBuilder().managerScoped(true).build();
+            ManualScheduler crashedScheduler = new ManualScheduler(clock);
+            SandboxManager crashed = SandboxManager.builder().driver(driver).clock(clock).scheduler(crashedScheduler)
+                    .store(store).idleTimeout(TTL).instanceId("crashed").leaseDuration(Duration.ofSeconds(30)).build();
+            String live = crashed.acquire("live", scoped).info().workspace();
+            crashed.acquire("reaped", scoped);
+            String reaped = crashed.session("reaped").orElseThrow().workspace();
+            crashed.acquire("durable", SPEC);
+            clock.advance(TTL.minusSeconds(10));
+            crashed.exec("live", ExecRequest.of("true"));
+            crashedScheduler.advance(Duration.ofSeconds(12)); // "reaped" and "durable" are reaped; then it "dies"
+
+            SandboxManager survivor = manager("survivor", SandboxManager.builder().orphanGrace(Duration.ofMinutes(1)));
+            scheduler.runDueTasks();
+            assertThat(store.find("live").orElseThrow().state()).as("lease still running").isEqualTo(SessionState.ACTIVE);
+
+            clock.advance(Duration.ofMinutes(1)); // past the lease, and one grace since the last scoped pass
+            survivor.reconcile();
+            assertThat(store.find("live").orElseThrow().state()).isEqualTo(SessionState.DESTROYED);
+            assertThat(store.find("reaped").orElseThrow().state()).isEqualTo(SessionState.DESTROYED);
+            assertThat(driver.workspaceExists(live)).isFalse();
+            assertThat(driver.workspaceExists(reaped)).isFalse();
+            assertThat(driver.liveSandboxes()).isEmpty();
+            assertThat(store.find("durable").orElseThrow().state()).as("not scoped: kept").isEqualTo(SessionState.SUSPENDED);
+        }
+
+        /** The store's id, as the first manager on it would write it. */
+        private String storeId() {
+            try (StoreIdentity id = StoreIdentity.open(store, java.nio.file.Path.of("target"), "fake", clock.instant())) {
+                return id.id();
+            }
+        }
+
+        private String ghost(String sessionId, String fleet, String storeId) {
+            Map<String, String> labels = new java.util.HashMap<>(Map.of(SandboxLabels.MANAGED, "true",
+                    SandboxLabels.SESSION, sessionId, SandboxLabels.OWNER, "ghost", SandboxLabels.FLEET, fleet));
+            if (storeId != null) {
+                labels.put(SandboxLabels.STORE, storeId);
+            }
+            return driver.create(new CreateRequest(sessionId, SPEC, "fake:" + sessionId, labels));
         }
     }
 

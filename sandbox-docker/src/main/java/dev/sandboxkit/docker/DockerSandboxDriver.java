@@ -846,6 +846,10 @@ final class DockerSandboxDriver implements SandboxDriver {
             return action.get();
         } catch (DockerException e) {
             throw e;
+        } catch (java.util.concurrent.CancellationException e) {
+            // docker-java's connection pool gives up this way when the calling thread is interrupted.
+            Thread.currentThread().interrupt();
+            throw new SandboxException("interrupted while waiting for the Docker engine", e);
         } catch (RuntimeException e) {
             if (isConnectionFailure(e)) {
                 throw host.unreachable(e);

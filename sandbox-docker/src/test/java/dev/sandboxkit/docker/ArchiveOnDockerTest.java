@@ -18,6 +18,7 @@ import dev.sandboxkit.testkit.ManualClock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -41,6 +42,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * and resumed on B byte for byte, and archived again from B; a corrupt archive and an unreachable store fail
  * with a retryable error and lose nothing. The S3 module runs the same hand-off against a real S3 server.
  */
+@Tag("slow")
 @DisplayName("Workdir archive tier on the real Docker engine")
 class ArchiveOnDockerTest {
     private static final Duration TTL = Duration.ofMinutes(1);

@@ -22,6 +22,7 @@ import dev.sandboxkit.spi.SandboxLabels;
 import dev.sandboxkit.testkit.ManualClock;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -54,6 +55,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * The command channel on the real engine: framing that output cannot forge, kills, channel death and
  * re-establishment, concurrency, modes and fallback, and clean removal. Driven through the SPI.
  */
+@Tag("slow")
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class CommandChannelTest extends DriverOnDocker {
     /** Shared by tests that leave it as they found it. */

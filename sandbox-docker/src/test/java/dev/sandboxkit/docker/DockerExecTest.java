@@ -9,6 +9,7 @@ import dev.sandboxkit.SandboxExecException;
 import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.docker.internal.engine.EngineExec;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -32,6 +33,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The exec path against the real engine, driven through the SPI. */
+@Tag("slow")
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class DockerExecTest extends DriverOnDocker {
     /** Shared by the tests that leave the sandbox as they found it. */

@@ -6,12 +6,14 @@ import dev.sandboxkit.spi.DriverContext;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.testkit.tck.SandboxDriverTck;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 
 /**
  * The Docker driver against the conformance kit with {@link ExecMode#PLAIN}: every exec is an engine exec.
  * {@link DockerDriverTckTest} runs the default ({@link ExecMode#AUTO}), which on the test image is the
  * command channel, so the kit's exec group covers both paths.
  */
+@Tag("slow")
 @DisplayName("Docker driver conformance, plain execs")
 class DockerPlainExecTckTest extends SandboxDriverTck {
 

@@ -5,11 +5,13 @@ import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.testkit.tck.SandboxDriverTck;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 
 /**
  * The conformance kit against Podman's Docker-compatible API ({@code podman system service}, started by
  * {@code scripts/setup-env.sh} on {@code /run/sandboxkit-podman.sock}), the same driver with nothing but another host.
  */
+@Tag("podman")
 @DisplayName("Docker driver conformance on Podman")
 class DockerPodmanTckTest extends SandboxDriverTck {
 

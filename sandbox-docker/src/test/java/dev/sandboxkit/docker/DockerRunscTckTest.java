@@ -11,11 +11,13 @@ import java.util.Set;
 
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 
 /**
  * The conformance kit a third time, under gVisor ({@code runsc}, registered with the engine by
  * {@code scripts/setup-env.sh}), on the default exec path (the command channel).
  */
+@Tag("gvisor")
 @DisplayName("Docker driver conformance under gVisor (runsc)")
 class DockerRunscTckTest extends SandboxDriverTck {
 

@@ -9,6 +9,7 @@ import dev.sandboxkit.docker.internal.channel.ChannelProbe;
 import dev.sandboxkit.spi.TerminalConnection;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -29,6 +30,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * command channel, images without a shell (no size wrapper), a removal under a reader, and both directions busy
  * at once on one connection.
  */
+@Tag("slow")
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class DockerTerminalTest extends DriverOnDocker {
     private static final TerminalSize SIZE = TerminalSize.of(90, 25);

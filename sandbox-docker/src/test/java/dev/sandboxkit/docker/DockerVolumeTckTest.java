@@ -5,6 +5,7 @@ import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.testkit.tck.SandboxDriverTck;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 
 import java.util.HashMap;
 import java.util.Map;
@@ -14,6 +15,7 @@ import java.util.Map;
  * instead of host directories, on the real local engine. Tests gated on {@code HOST_WORKSPACE} skip through the
  * kit's own capability check; a missing engine fails (no skip when CI=true).
  */
+@Tag("volume")
 @DisplayName("Docker driver conformance, named-volume workdirs")
 class DockerVolumeTckTest extends SandboxDriverTck {
 

@@ -9,6 +9,7 @@ import dev.sandboxkit.docker.internal.engine.DockerHost;
 import dev.sandboxkit.docker.internal.engine.EngineDiscovery;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
@@ -29,6 +30,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * a Docker context pointing at the real socket, and Podman's socket found as {@code $XDG_RUNTIME_DIR/podman/podman.sock}.
  * Each found engine then runs a container and an exec. Plus the remote-engine rule.
  */
+@Tag("slow")
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class EngineDiscoveryOnDockerTest {
     private static final Path SYSTEM_SOCKET = Path.of("/var/run/docker.sock");

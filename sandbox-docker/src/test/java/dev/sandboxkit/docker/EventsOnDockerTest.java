@@ -8,6 +8,7 @@ import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxSpec;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -19,6 +20,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Lifecycle events from the real engine: the phase timings are all there and add up to the total. */
+@Tag("slow")
 @DisplayName("Lifecycle events on the real engine")
 class EventsOnDockerTest {
     private static final String IMAGE = System.getProperty("sandboxkit.test.image", "sandboxkit-test:latest");

@@ -7,6 +7,7 @@ import dev.sandboxkit.ExecResult.Termination;
 import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.SandboxSpec;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -33,6 +34,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code KILLED} if the container died under it, {@link SandboxNotFoundException} if it never started.
  * Never the runtime's complaint as exit 126, never a {@code SandboxExecException}.
  */
+@Tag("slow")
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class ExecRaceTest extends DriverOnDocker {
     private static final int ROUNDS = 50;

@@ -17,6 +17,7 @@ import dev.sandboxkit.spi.SessionStore;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -42,6 +43,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * Issue #6 on the real engine: single-use sandboxes, the lifetime janitor, the warm pool and the rule that
  * another live manager's containers are never touched. Checked from outside with docker-java by label.
  */
+@Tag("slow")
 @DisplayName("Ephemeral sandboxes, lifetime janitor, warm pool and orphan safety on the real engine")
 class LifecycleControllerDockerTest {
     private static final String IMAGE = System.getProperty("sandboxkit.test.image", "sandboxkit-test:latest");

@@ -15,6 +15,7 @@ import dev.sandboxkit.spi.SandboxLabels;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -47,6 +48,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * own PID 1, and a soak of every lifecycle call at once. Containers are counted by label with the docker CLI,
  * never through the library under test.
  */
+@Tag("slow")
 @DisplayName("Leaks and races on the real Docker engine")
 class LifecycleRacesOnDockerTest {
     private static final SandboxSpec SPEC = DockerTestSupport.spec().build();

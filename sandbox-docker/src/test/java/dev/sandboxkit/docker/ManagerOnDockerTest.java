@@ -11,6 +11,7 @@ import dev.sandboxkit.ExecResult;
 import dev.sandboxkit.PullPolicy;
 import dev.sandboxkit.Sandbox;
 import dev.sandboxkit.SandboxAcquireException;
+import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.SandboxSpec;
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -52,6 +54,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * The foundation's behaviours through the public API, on the real Docker engine: acquire, exec,
  * idle reaping in real time, transparent resume, close, destroy, hardened defaults and errors.
  */
+@Tag("slow")
 @DisplayName("SandboxManager on the real Docker engine")
 public class ManagerOnDockerTest {
     private static final String IMAGE = System.getProperty("sandboxkit.test.image", "sandboxkit-test:latest");
@@ -419,6 +422,17 @@ public class ManagerOnDockerTest {
             try (SandboxManager m = SandboxManager.builder().workspaceRoot(root).build()) {
                 assertThat(m.driverName()).isEqualTo("docker");
             }
+        }
+
+        @Test
+        @DisplayName("a detected driver whose socket is missing names the setting it came from, not a module to add")
+        void detectedWithAMissingSocket() {
+            assertThatThrownBy(() -> SandboxManager.builder().workspaceRoot(root)
+                    .driverProperty("docker.host", "unix:///nonexistent/docker.sock").build())
+                    .isInstanceOf(SandboxConfigurationException.class)
+                    .hasMessageContaining("docker: no Docker socket at /nonexistent/docker.sock (from driverProperty(\"docker.host\")")
+                    .hasMessageNotContaining("-Dsandboxkit.docker.host")
+                    .hasMessageNotContaining("sandbox-docker");
         }
 
         @Test

@@ -19,6 +19,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -37,6 +38,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * transparent resume on the same workdir, Podman's init, workdir ownership, the orphan sweep by label. Checked from
  * outside with docker-java on Podman's socket (and on Docker's, which must see none of it).
  */
+@Tag("podman")
 @DisplayName("SandboxManager on Podman")
 class ManagerOnPodmanTest {
     private static final SandboxSpec SPEC = SandboxSpec.builder().image(DockerTestSupport.IMAGE)

@@ -18,6 +18,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -51,6 +52,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * answers through {@link Sandbox#forward(int)} from the host; the forward closes on reap, destroy and manager
  * close; a non-loopback bind needs the opt-in and then a token. Time for the idle TTL is a manual clock.
  */
+@Tag("slow")
 @DisplayName("Port forwarding on the real Docker engine")
 class PortForwardOnDockerTest {
     private static final String IMAGE = System.getProperty("sandboxkit.test.image", "sandboxkit-test:latest");

@@ -11,6 +11,7 @@ import dev.sandboxkit.SandboxProcess;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -26,6 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Background processes on the real engine, issue 29 (D2): {@code waitFor} reports the end only once the output is
  * complete, and the retained window is the size asked for.
  */
+@Tag("slow")
 @DisplayName("Background processes on the real Docker engine: output complete at waitFor, exact retained window")
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
 class ProcessOnDockerTest {

@@ -12,6 +12,7 @@ import dev.sandboxkit.SandboxProcess;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -31,6 +32,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * would fail with {@code OutOfMemoryError}. The sandbox keeps the default window (1 MiB per stream) and every
  * byte is either delivered or counted as dropped.
  */
+@Tag("slow")
 @DisplayName("Background process output is bounded in the sandbox and in the JVM (1 GiB, 64 MiB heap)")
 @Timeout(value = 600, unit = TimeUnit.SECONDS)
 class ProcessOutputLimitsTest {

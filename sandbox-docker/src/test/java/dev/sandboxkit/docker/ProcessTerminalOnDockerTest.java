@@ -13,6 +13,7 @@ import dev.sandboxkit.TerminalSize;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -31,6 +32,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * ({@link DockerTestSupport#SCRIPT_IMAGE}, built by scripts/build-test-images.sh), a later exec resizes it, and
  * the image without script refuses the start as unsupported.
  */
+@Tag("slow")
 @DisplayName("Background processes on a pseudo-terminal (script(1) in the container), on the real Docker engine")
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class ProcessTerminalOnDockerTest {

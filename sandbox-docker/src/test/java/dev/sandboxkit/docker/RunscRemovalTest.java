@@ -6,6 +6,7 @@ import dev.sandboxkit.ExecResult;
 import dev.sandboxkit.ExecResult.Termination;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -22,6 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * engine may keep the exec's stream open for good, so the driver notices the silence, finds the container
  * gone and reports {@code KILLED} (it used to wait for the command's timeout).
  */
+@Tag("gvisor")
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 @DisplayName("gVisor: an exec whose container is removed behind the driver ends KILLED")
 class RunscRemovalTest extends DriverOnDocker {

@@ -10,6 +10,7 @@ import dev.sandboxkit.docker.internal.files.FilesTestSupport;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.Logger;
@@ -31,6 +32,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * execution ({@code debug-logging} in the pom) that sets {@code org.slf4j.simpleLogger.log.dev.sandboxkit=debug}
  * before SLF4J starts; slf4j-simple writes to whatever {@code System.err} is at the time, which this test tees.
  */
+@Tag("slow")
 @DisplayName("Secrets never reach the logs (real Docker, DEBUG logging)")
 class SecretLogTest {
     private static final String SECRET = "sk-live-" + UUID.randomUUID();

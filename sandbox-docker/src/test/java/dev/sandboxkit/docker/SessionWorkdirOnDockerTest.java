@@ -11,6 +11,7 @@ import dev.sandboxkit.docker.internal.files.FilesTestSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -30,6 +31,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * ephemeral release leave nothing behind even past PATH_MAX, uids at the engine's limit work end to end
  * and larger ones fail typed, and a session whose user changes keeps a usable workdir (re-owned).
  */
+@Tag("slow")
 @DisplayName("Session workdirs on the real Docker engine")
 class SessionWorkdirOnDockerTest {
     private static final Duration TIMEOUT = Duration.ofMinutes(2);

@@ -17,6 +17,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -36,6 +37,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * per-exec secrets vs spec env, proxy and CA variables, the post-create hook across an idle reap and resume,
  * and failing hooks.
  */
+@Tag("slow")
 @DisplayName("Per-container set-up on the real Docker engine")
 class SetupOnDockerTest {
     static final String PEM = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUSANDBOXKITTESTCA\n"

@@ -13,6 +13,7 @@ import dev.sandboxkit.docker.internal.channel.ExecChannels;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -29,6 +30,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * Shell sessions on the real engine, for what the conformance kit (which runs them on a manual clock) does not
  * cover: which exec path their commands take, and the idle TTL in real time.
  */
+@Tag("slow")
 @DisplayName("Shell sessions on the real Docker engine")
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class ShellSessionDockerTest {

@@ -16,6 +16,7 @@ import dev.sandboxkit.spi.SessionStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -35,6 +36,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * backend): what a snapshot keeps (content, modes, links as links) and leaves out (FIFOs, setuid), that nothing a
  * sandbox planted is followed, a fork while the source keeps writing, and the snapshots' life with their session.
  */
+@Tag("slow")
 @DisplayName("Workdir snapshots on the real Docker engine")
 class SnapshotsOnDockerTest {
     private static final Duration TIMEOUT = Duration.ofMinutes(2);

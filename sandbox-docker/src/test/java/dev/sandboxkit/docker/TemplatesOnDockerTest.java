@@ -20,6 +20,7 @@ import dev.sandboxkit.testkit.ManualScheduler;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -47,6 +48,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * template's files and a resume never copies them again, a warm-pool slot is seeded before checkout, links in a
  * template are copied as links, a missing template fails cleanly; and forks racing onto one new id.
  */
+@Tag("slow")
 @DisplayName("Workdir templates on the real Docker engine")
 class TemplatesOnDockerTest {
     private static final Duration TTL = Duration.ofMinutes(5);
@@ -106,13 +108,16 @@ class TemplatesOnDockerTest {
                 .map(com.github.dockerjava.api.model.Container::getId).toList();
     }
 
-    /** The workspace root's entries, by name. */
+    /**
+     * The workspace root's entries, by name, but the library's own (names starting with '.', which no session id can
+     * take: the in-memory store's liveness lock under .sandboxkit, for one).
+     */
     private List<String> rootEntries() throws IOException {
         if (!Files.exists(root)) {
             return List.of();
         }
         try (Stream<Path> s = Files.list(root)) {
-            return s.map(p -> p.getFileName().toString()).sorted().toList();
+            return s.map(p -> p.getFileName().toString()).filter(n -> !n.startsWith(".")).sorted().toList();
         }
     }
 

@@ -5,6 +5,7 @@ import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.testkit.tck.SandboxDriverTck;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 
 import java.util.HashMap;
 import java.util.Map;
@@ -14,6 +15,7 @@ import java.util.Map;
  * {@code tcp://127.0.0.1}), on the default exec path (the command channel): every lifecycle call (docker-java)
  * and every exec (the raw client) goes over TLS with a client certificate.
  */
+@Tag("tls")
 @DisplayName("Docker driver conformance over TLS (tcp://127.0.0.1, --tlsverify)")
 class TlsDockerDriverTckTest extends SandboxDriverTck {
 

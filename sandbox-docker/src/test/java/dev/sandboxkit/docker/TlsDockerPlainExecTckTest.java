@@ -7,8 +7,10 @@ import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.testkit.tck.SandboxDriverTck;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 
 /** {@link TlsDockerDriverTckTest} with {@link ExecMode#PLAIN}: every exec is an engine exec over TLS. */
+@Tag("tls")
 @DisplayName("Docker driver conformance over TLS, plain execs")
 class TlsDockerPlainExecTckTest extends SandboxDriverTck {
 

@@ -11,6 +11,7 @@ import dev.sandboxkit.docker.internal.engine.EngineDiscovery;
 import dev.sandboxkit.spi.DriverContext;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
@@ -37,6 +38,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * large streams through the TLS records, and the typed errors for certificates on either side, on the lifecycle
  * client (docker-java) and on the exec client alike.
  */
+@Tag("tls")
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class TlsEngineTest {
     private TlsEngine engine;

@@ -18,6 +18,7 @@ import dev.sandboxkit.testkit.ManualClock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -42,6 +43,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * new user works everywhere the old one did; an unchanged user costs no one-off container; an image that cannot
  * re-own fails the start typed and leaves the workdir as it was.
  */
+@Tag("volume")
 @DisplayName("Volume workdirs re-owned on a user change (real Docker engine)")
 class VolumeReownOnDockerTest {
     private static final Duration TTL = Duration.ofMinutes(1);

@@ -23,6 +23,7 @@ import dev.sandboxkit.testkit.ManualClock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -47,6 +48,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * destroy, helpers hidden from the sandbox listing, suspend and resume on the same volume, snapshots as volumes,
  * archives moving between a host-directory manager and a volume manager, and the remote-engine refusal lifted.
  */
+@Tag("volume")
 @DisplayName("Named-volume workdirs on the real Docker engine")
 class VolumeWorkdirsOnDockerTest {
     private static final Duration TTL = Duration.ofMinutes(1);

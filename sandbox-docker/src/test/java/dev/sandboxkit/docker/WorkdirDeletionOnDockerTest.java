@@ -4,6 +4,7 @@ import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.ExecResult;
 import dev.sandboxkit.SandboxException;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
@@ -23,6 +24,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * trees nested beyond PATH_MAX, a very large tree, and a delete that cannot succeed. The container is
  * removed first, as the engine does before it deletes a workdir.
  */
+@Tag("slow")
 @DisplayName("Workdir deletion on the real Docker engine")
 class WorkdirDeletionOnDockerTest extends DriverOnDocker {
     private static final Duration PLANT_TIMEOUT = Duration.ofMinutes(4);

@@ -3,35 +3,107 @@ package dev.sandboxkit.langchain4j;
 import dev.langchain4j.agent.tool.P;
 import dev.langchain4j.agent.tool.Tool;
 import dev.langchain4j.agent.tool.ToolMemoryId;
+import dev.langchain4j.agent.tool.ToolSpecifications;
+import dev.langchain4j.service.tool.AiServiceTool;
+import dev.langchain4j.service.tool.DefaultToolExecutor;
+import dev.sandboxkit.SandboxException;
+import dev.sandboxkit.tools.SandboxTool;
 import dev.sandboxkit.tools.SandboxTools;
+import dev.sandboxkit.tools.ToolDefinition;
+import dev.sandboxkit.tools.ToolResult;
 
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
- * The sandbox tools as {@code @Tool} methods, for applications that register tool objects:
- * {@code AiServices.builder(Assistant.class).tools(new SandboxAgentTools(tools))}. Each method runs in the sandbox
- * of the chat memory that called it ({@link ToolMemoryId}; {@code "default"} without a {@code @MemoryId}).
+ * The sandbox tools as {@code @Tool} methods, for applications that register tool objects. Each method runs in the
+ * sandbox of the chat memory that called it ({@link ToolMemoryId}; {@code "default"} without a {@code @MemoryId}).
  *
- * <p>The descriptions here are fixed (annotation values must be constants), so they do not state the tool set's
- * configured limits, and every method is offered whatever the set's allow-list says: a call to a tool the set
- * does not offer is answered "not available". {@link SandboxToolProvider} offers exactly the set's tools with
- * descriptions that state its limits, and reports model-fixable failures as error results; prefer it.
+ * <pre>{@code
+ * AiServices.builder(Assistant.class).tools(new SandboxAgentTools(tools))   // a set with all six tools
+ * AiServices.builder(Assistant.class).tools(SandboxAgentTools.of(tools))    // any set: only its tools are declared
+ * }</pre>
  *
- * <p>Thread-safe. Methods return the text for the model; failures only an operator can fix are thrown as
- * {@link dev.sandboxkit.SandboxException}s (which LangChain4j passes to its tool execution error handler).
+ * <p>LangChain4j declares every {@code @Tool} method of an object to the model, so an object of this class always
+ * offers all six tools: the constructor refuses a set that offers fewer (an allow-list, a read-only set), and
+ * {@link #of(SandboxTools)} declares exactly the set's tools from these same methods. The descriptions are fixed
+ * (annotation values must be constants), so they do not state the set's configured limits; {@link SandboxToolProvider}
+ * does, and reports model-fixable failures without LangChain4j logging them: prefer it.
+ *
+ * <p><b>Failures.</b> LangChain4j marks a tool result as an error only when the method throws, so the methods throw
+ * what the model can fix (a missing file, a bad argument) with the tool's answer as the message: the model gets it as
+ * an error result. Failures only an operator can fix are thrown as one clean line for the model (what failed, what the
+ * operator has to do), as with {@link SandboxToolProvider}. LangChain4j's default error handler logs each thrown
+ * failure once, without a stack trace; {@link SandboxToolProvider#errorHandler()} passes the model's failures on
+ * quietly and rethrows the operator's {@link SandboxException}s to the caller.
+ *
+ * <p>Thread-safe.
  */
 public final class SandboxAgentTools {
     private final SandboxTools tools;
 
     /**
-     * Tool methods on a tool set.
+     * Tool methods on a tool set that offers all six tools.
      *
      * @param tools the tool set
+     * @throws IllegalArgumentException if the set offers fewer tools (an allow-list, a read-only set): the model
+     *                                  would be offered tools the set refuses; use {@link #of(SandboxTools)}
      */
     public SandboxAgentTools(SandboxTools tools) {
+        this(tools, true);
+    }
+
+    private SandboxAgentTools(SandboxTools tools, boolean requireAllTools) {
         this.tools = Objects.requireNonNull(tools, "tools");
+        Set<String> offered = offered(tools);
+        if (requireAllTools && offered.size() < SandboxTool.values().length) {
+            throw new IllegalArgumentException("This tool set offers only " + String.join(", ", offered) + ", but "
+                    + "LangChain4j declares every @Tool method of a SandboxAgentTools object to the model. Register "
+                    + "SandboxAgentTools.of(tools) instead (AiServices.builder(..).tools(SandboxAgentTools.of(tools))), "
+                    + "which declares only the set's tools, or use SandboxToolProvider.");
+        }
+    }
+
+    /**
+     * The tools the set offers, made from this class's {@code @Tool} methods as LangChain4j makes them from a tool
+     * object (same names, descriptions, arguments and memory id), but only those: for
+     * {@code AiServices.builder(..).tools(SandboxAgentTools.of(tools))}. Register other tool objects with another
+     * {@code tools(..)} call.
+     *
+     * @param tools the tool set
+     * @return the set's tools, in {@link SandboxTool} order
+     */
+    public static List<AiServiceTool> of(SandboxTools tools) {
+        SandboxAgentTools object = new SandboxAgentTools(tools, false);
+        Set<String> offered = offered(tools);
+        List<AiServiceTool> out = new ArrayList<>();
+        for (Method m : SandboxAgentTools.class.getMethods()) {
+            Tool tool = m.getAnnotation(Tool.class);
+            if (tool != null && offered.contains(tool.name())) {
+                // The executor LangChain4j itself builds for a tool object's method.
+                out.add(AiServiceTool.builder()
+                        .toolSpecification(ToolSpecifications.toolSpecificationFrom(m))
+                        .toolExecutor(DefaultToolExecutor.builder().object(object).originalMethod(m).methodToInvoke(m)
+                                .wrapToolArgumentsExceptions(true).propagateToolExecutionExceptions(true).build())
+                        .returnBehavior(tool.returnBehavior())
+                        .build());
+            }
+        }
+        out.sort(Comparator.comparing(t -> SandboxTool.byName(t.name()).orElseThrow()));
+        return List.copyOf(out);
+    }
+
+    private static Set<String> offered(SandboxTools tools) {
+        return tools.definitions().stream().map(ToolDefinition::name)
+                .collect(Collectors.toCollection(LinkedHashSet::new));
     }
 
     /**
@@ -64,7 +136,7 @@ public final class SandboxAgentTools {
      * @param startLine first line, or {@code null}
      * @param endLine   last line, or {@code null}
      * @param memoryId  the chat memory, injected by LangChain4j
-     * @return the file's text, or why it cannot be read
+     * @return the file's text
      */
     @Tool(name = "read_file", value = "Reads a text file, or lines `start_line` to `end_line` (1-based, inclusive). "
             + "Paths are relative to /workspace (absolute paths must be inside it). Long files are returned in parts; "
@@ -102,7 +174,7 @@ public final class SandboxAgentTools {
      * @param newString  its replacement
      * @param replaceAll replace every occurrence, or {@code null} for exactly one
      * @param memoryId   the chat memory, injected by LangChain4j
-     * @return what was replaced, or why nothing was
+     * @return what was replaced
      */
     @Tool(name = "edit_file", value = "Edits a text file by replacing `old_string` with `new_string`. `old_string` must "
             + "match the file exactly, whitespace included, and occur exactly once unless `replace_all` is true. Read "
@@ -173,6 +245,15 @@ public final class SandboxAgentTools {
                 args.put((String) keyValues[i], keyValues[i + 1]);
             }
         }
-        return tools.execute(memoryId == null ? SandboxToolProvider.DEFAULT_MEMORY_ID : memoryId, tool, args).text();
+        ToolResult r;
+        try {
+            r = tools.execute(memoryId == null ? SandboxToolProvider.DEFAULT_MEMORY_ID : memoryId, tool, args);
+        } catch (SandboxException e) {
+            throw OperatorFailure.of(tool, e);
+        }
+        if (r.error()) {
+            throw new ToolRefusal(r.text());
+        }
+        return r.text();
     }
 }

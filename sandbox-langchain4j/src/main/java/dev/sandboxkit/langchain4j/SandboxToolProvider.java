@@ -37,9 +37,12 @@ import java.util.Objects;
  *
  * <p>Results the model can act on (a missing file, a non-unique {@code edit_file} string) are returned as
  * error results ({@link ToolExecutionResult#isError()}), so LangChain4j hands them to the model without logging.
- * Failures only an operator can fix are thrown as {@link SandboxException}s; LangChain4j would turn those into
- * text for the model too, unless the AI service uses {@link #errorHandler()}, which rethrows them to the caller of
- * the AI service method.
+ * Failures only an operator can fix (the engine is down, the image is missing, the session store fails) are thrown
+ * to LangChain4j as one clean line for the model, what failed and what the operator has to do, without a stack
+ * trace: by default LangChain4j returns that line to the model as an error result and logs it once (the original
+ * exception, with its trace, is logged at debug under {@code dev.sandboxkit.langchain4j}). With
+ * {@link #errorHandler()}, the original {@link SandboxException} is rethrown to the caller of the AI service method
+ * instead.
  *
  * <p>Immutable and thread-safe. Executors run on the thread LangChain4j calls them on (the caller's, or the
  * executor given to {@code executeToolsConcurrently}).
@@ -94,16 +97,24 @@ public final class SandboxToolProvider implements ToolProvider {
     /**
      * An error handler for {@code AiServices.builder(..).toolExecutionErrorHandler(..)} that rethrows
      * {@link SandboxException}s (engine unreachable, store failing, image missing) to the caller of the AI
-     * service method, and passes every other failure to the model as LangChain4j does by default. After a
-     * rethrow, the chat memory ends with a tool call that has no result; evict or repair it before the next turn.
+     * service method, from this provider's tools and from {@link SandboxAgentTools}, and passes every other failure
+     * to the model as an error result, as LangChain4j does by default but without logging it. After a rethrow, the
+     * chat memory ends with a tool call that has no result; evict or repair it before the next turn.
      *
      * @return the handler, called on the thread that ran the tool
      */
     public ToolExecutionErrorHandler errorHandler() {
         return (error, context) -> {
-            // rawError is what the executor threw; the first argument is its cause when it has one.
-            if (context.rawError() instanceof SandboxException e) {
-                throw e;
+            // rawError is what the executor threw (a @Tool method's exception wrapped by LangChain4j); the first
+            // argument is its cause when it has one.
+            Throwable t = context.rawError();
+            for (int depth = 0; t != null && depth < 10; t = t.getCause(), depth++) {
+                if (t instanceof OperatorFailure f) {
+                    throw f.original();
+                }
+                if (t instanceof SandboxException e) {
+                    throw e;
+                }
             }
             String message = error == null ? null : error.getMessage();
             return ToolErrorHandlerResult.text(message == null || message.isBlank()
@@ -148,7 +159,11 @@ public final class SandboxToolProvider implements ToolProvider {
         }
 
         private ToolResult run(ToolExecutionRequest request, Object memoryId) {
-            return tools.execute(memoryId == null ? DEFAULT_MEMORY_ID : memoryId, name, request.arguments());
+            try {
+                return tools.execute(memoryId == null ? DEFAULT_MEMORY_ID : memoryId, name, request.arguments());
+            } catch (SandboxException e) {
+                throw OperatorFailure.of(name, e);
+            }
         }
     }
 }

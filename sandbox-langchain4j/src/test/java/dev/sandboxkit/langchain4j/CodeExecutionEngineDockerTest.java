@@ -5,6 +5,7 @@ import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.spi.SandboxLabels;
 import dev.sandboxkit.testkit.SandboxTest;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -18,6 +19,7 @@ import java.util.UUID;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The code execution engine on the real engine: one single-use sandbox per call, nothing left behind. */
+@Tag("slow")
 @SandboxTest(driver = "docker")
 class CodeExecutionEngineDockerTest {
 

@@ -142,7 +142,7 @@ class LangChain4jDockerTest {
         assertThat(model.toolResults()).extracting(ToolExecutionResultMessage::text).containsExactly(
                 "Wrote 9 bytes (1 line) to /workspace/a/b.txt (new file).",
                 "Exit code: 0\n--- stdout ---\nvia @Tool\n",
-                "/workspace:\na/\na/b.txt  (9 bytes)\n[1 directory, 1 other entry]",
+                "/workspace:\na/\na/b.txt  (9 bytes)\n[1 directory, 1 file]",
                 "via @Tool",
                 "Edited /workspace/a/b.txt: replaced 1 occurrence (line 1).",
                 "a/b.txt:1: through @Tool\n[1 match in /workspace, 1 file searched]");

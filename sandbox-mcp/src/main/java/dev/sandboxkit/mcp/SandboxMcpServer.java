@@ -1,6 +1,8 @@
 package dev.sandboxkit.mcp;
 
 import dev.sandboxkit.SandboxConfigurationException;
+import dev.sandboxkit.mcp.internal.Calls;
+import dev.sandboxkit.mcp.internal.Gate;
 import dev.sandboxkit.mcp.internal.HttpAccess;
 import dev.sandboxkit.mcp.internal.HttpEndpoint;
 import dev.sandboxkit.mcp.internal.ObservedStdioProvider;
@@ -10,7 +12,6 @@ import dev.sandboxkit.mcp.internal.StdioGuard;
 import dev.sandboxkit.mcp.internal.ToolBridge;
 import dev.sandboxkit.mcp.internal.WorkspaceResources;
 import dev.sandboxkit.tools.SandboxTools;
-import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.McpJsonDefaults;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
@@ -29,12 +30,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * An MCP server that offers a {@link SandboxTools} set to MCP clients, over stdio or Streamable HTTP. Each MCP
@@ -49,19 +50,22 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * }
  * }</pre>
  *
- * <p><b>Tools</b> are the set's, with its JSON schemas (checked by the SDK before a call runs). A tool's own
- * failure is an {@code isError} result; so is a failure of the sandbox backend (engine down, store failing),
- * whose text says the sandbox is unavailable and whether retrying may help, and whose {@code _meta} carries
- * {@code dev.sandboxkit/error} and {@code dev.sandboxkit/retryable}. Unknown tools and malformed requests are
- * JSON-RPC errors. <b>Resources</b>: the workspace's files, read through the template
- * {@code sandbox://workspace/{+path}}.
+ * <p><b>Tools</b> are the set's, with its JSON schemas (checked by the SDK before a call runs), a title and the MCP
+ * annotations' hints. A tool's own failure is an {@code isError} result; so is a failure of the sandbox backend
+ * (engine down, store failing), whose text says the sandbox is unavailable and whether retrying may help, and
+ * whose {@code _meta} carries {@code dev.sandboxkit/error} and {@code dev.sandboxkit/retryable}. Unknown tools,
+ * params of the wrong JSON type and malformed requests are JSON-RPC errors. A client's
+ * {@code notifications/cancelled} stops the call (its command is killed in the sandbox) and its answer is not sent;
+ * a session that ends first (an HTTP {@code DELETE}, server shutdown) answers its calls still running with an error
+ * saying so. <b>Resources</b>: the workspace's files, listed by {@code resources/list} (paged, at most 1,000) and
+ * read through the template {@code sandbox://workspace/{+path}}.
  *
  * <p><b>Session lifecycle.</b> When an MCP session closes, a keyed sandbox is released (the manager's idle TTL
  * then applies and the workdir stays for the next reattach); an unkeyed one is destroyed with its workdir, since
  * no client could ever reattach to it. At most {@link Builder#maxSessions(int)} MCP sessions are open at once over
  * HTTP; a client past that gets HTTP 503 with a JSON-RPC error saying so.
  *
- * <p><b>HTTP security.</b> Bound to loopback unless {@link Builder#allowNonLoopback()} is given together with
+ * <p><b>HTTP security.</b> Any non-loopback address needs {@link Builder#allowNonLoopback()} together with
  * {@link Builder#bearerToken(String)}. With a token, every request needs {@code Authorization: Bearer <token>}
  * (401 otherwise). Browser {@code Origin}s are checked against {@link Builder#allowedOrigins(String...)} (403),
  * and on loopback the {@code Host} header too (DNS rebinding). Error bodies are JSON-RPC errors, never stack traces.
@@ -199,6 +203,8 @@ public final class SandboxMcpServer implements AutoCloseable {
         public static final int DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
         /** Default {@link #httpKeepAlive(Duration)}. */
         public static final Duration DEFAULT_KEEP_ALIVE = Duration.ofSeconds(30);
+        /** The shortest default {@link #httpPingTimeout(Duration)}. */
+        public static final Duration MIN_DEFAULT_PING_TIMEOUT = Duration.ofSeconds(30);
         /** Default {@link #httpSessionTimeout(Duration)}. */
         public static final Duration DEFAULT_SESSION_TIMEOUT = Duration.ofMinutes(10);
 
@@ -214,6 +220,7 @@ public final class SandboxMcpServer implements AutoCloseable {
         private Integer maxSessions;
         private Integer maxMessageBytes;
         private Duration keepAlive;
+        private Duration pingTimeout;
         private Duration sessionTimeout;
         private boolean noResources;
 
@@ -223,7 +230,8 @@ public final class SandboxMcpServer implements AutoCloseable {
 
         /**
          * Serves one MCP session over a pair of streams: newline-delimited JSON-RPC. Lines that are not JSON-RPC
-         * messages, and lines over {@link #maxMessageBytes(int)}, are answered with a JSON-RPC error and skipped.
+         * messages, and lines over {@link #maxMessageBytes(int)}, are answered with a JSON-RPC error (with the
+         * request's id, wherever it stands) and skipped; blank lines are skipped without an answer.
          *
          * @param in  the client's messages (the process's stdin)
          * @param out where the answers go (the process's real stdout: nothing else may write to it; the server
@@ -289,7 +297,7 @@ public final class SandboxMcpServer implements AutoCloseable {
         }
 
         /**
-         * HTTP only: allows binding an address other than loopback. Requires a {@link #bearerToken(String)}.
+         * HTTP only: allows binding any non-loopback address. Requires a {@link #bearerToken(String)}.
          *
          * @return this builder
          */
@@ -358,6 +366,21 @@ public final class SandboxMcpServer implements AutoCloseable {
         }
 
         /**
+         * HTTP only: how long a keep-alive ping waits for the client's answer before its event stream is let go.
+         * Independent of the interval; an answer that comes later is accepted quietly. Default: twice the
+         * {@link #httpKeepAlive(Duration)} interval, at least {@link #MIN_DEFAULT_PING_TIMEOUT} (60 seconds with the
+         * default interval).
+         *
+         * @param timeout the longest wait for a ping's answer
+         * @return this builder
+         */
+        public Builder httpPingTimeout(Duration timeout) {
+            requireUnset(pingTimeout == null, "httpPingTimeout");
+            this.pingTimeout = positive(timeout, "httpPingTimeout");
+            return this;
+        }
+
+        /**
          * HTTP only: the idle sweep's period. A session with no open stream and no request during a whole period is
          * closed (the SDK's client keeps a stream open while it is connected). Default 10 minutes.
          *
@@ -395,9 +418,10 @@ public final class SandboxMcpServer implements AutoCloseable {
                 throw new SandboxConfigurationException("SandboxMcpServer: choose a transport, stdio(..) or http(..)");
             }
             if (stdio && (token != null || nonLoopback || origins != null || maxSessions != null || keepAlive != null
-                    || sessionTimeout != null)) {
+                    || pingTimeout != null || sessionTimeout != null)) {
                 throw new SandboxConfigurationException("SandboxMcpServer: bearerToken, allowNonLoopback, "
-                        + "allowedOrigins, maxSessions, httpKeepAlive and httpSessionTimeout are HTTP options");
+                        + "allowedOrigins, maxSessions, httpKeepAlive, httpPingTimeout and httpSessionTimeout are HTTP "
+                        + "options");
             }
             if (!stdio && sessionKey != null) {
                 throw new SandboxConfigurationException("SandboxMcpServer: over HTTP each client names its session key "
@@ -408,44 +432,49 @@ public final class SandboxMcpServer implements AutoCloseable {
             int maxBytes = maxMessageBytes == null ? DEFAULT_MAX_MESSAGE_BYTES : maxMessageBytes;
             Sessions sessions = new Sessions(tools, stdio ? 1 : maxSessions == null ? DEFAULT_MAX_SESSIONS : maxSessions,
                     sessionKey);
+            Calls calls = new Calls();
+            Gate gate = new Gate(tools, sessions, calls, !noResources);
             if (stdio) {
-                return startStdio(mapper, sessions, maxBytes);
+                return startStdio(mapper, sessions, calls, gate, maxBytes);
             }
-            return startHttp(mapper, sessions, maxBytes, loopback);
+            return startHttp(mapper, sessions, calls, gate, maxBytes, loopback);
         }
 
-        private SandboxMcpServer startStdio(McpJsonMapper mapper, Sessions sessions, int maxBytes) {
+        private SandboxMcpServer startStdio(McpJsonMapper mapper, Sessions sessions, Calls calls, Gate gate,
+                                            int maxBytes) {
             CountDownLatch closed = new CountDownLatch(1);
-            StdioServerTransportProvider provider = new StdioServerTransportProvider(mapper,
-                    new StdioGuard(stdin, stdout, mapper, maxBytes), stdout, maxBytes + 1);
+            AtomicReference<ObservedStdioProvider> observed = new AtomicReference<>();
+            StdioGuard guard = new StdioGuard(stdin, stdout, mapper, maxBytes,
+                    message -> gate.inspect(observed.get().sessionId(), null, message));
+            StdioServerTransportProvider provider = new StdioServerTransportProvider(mapper, guard, stdout,
+                    maxBytes + 1);
+            observed.set(new ObservedStdioProvider(provider, sessions, calls, closed::countDown));
             // The SDK starts reading while build() runs, so the session may even end before the server exists.
-            McpSyncServer server = configure(McpServer.sync(new ObservedStdioProvider(provider, sessions,
-                    closed::countDown)), mapper, sessions).build();
+            McpSyncServer server = configure(McpServer.sync(observed.get()), mapper, sessions, calls).build();
             return new SandboxMcpServer(server, sessions, null, closed);
         }
 
-        private SandboxMcpServer startHttp(McpJsonMapper mapper, Sessions sessions, int maxBytes, boolean loopback) {
+        private SandboxMcpServer startHttp(McpJsonMapper mapper, Sessions sessions, Calls calls, Gate gate,
+                                           int maxBytes, boolean loopback) {
+            Duration interval = keepAlive == null ? DEFAULT_KEEP_ALIVE : keepAlive;
+            Duration pingWait = pingTimeout != null ? pingTimeout
+                    : max(interval.multipliedBy(2), MIN_DEFAULT_PING_TIMEOUT);
             HttpServletStreamableServerTransportProvider servlet = HttpServletStreamableServerTransportProvider.builder()
                     .jsonMapper(mapper)
                     .mcpEndpoint(ENDPOINT)
                     .maxRequestSize(maxBytes)
-                    .keepAliveInterval(keepAlive == null ? DEFAULT_KEEP_ALIVE : keepAlive)
+                    .keepAliveInterval(null) // ObservedStreamableProvider pings, with a timeout of its own
                     .sessionSweepInterval(sessionTimeout == null ? DEFAULT_SESSION_TIMEOUT : sessionTimeout)
-                    .contextExtractor(request -> {
-                        String key = request.getHeader(SESSION_HEADER);
-                        return key == null ? McpTransportContext.EMPTY
-                                : McpTransportContext.create(Map.of(Sessions.KEY_CONTEXT, key));
-                    })
+                    .contextExtractor(HttpEndpoint::transportContext)
                     .build();
             // Tool calls block (a command may run for minutes): on HTTP they run on the request's own Jetty thread
             // (up to 200) instead of the SDK's shared pool of ten per core, where long calls would queue up others.
-            McpSyncServer server = configure(McpServer.sync(new ObservedStreamableProvider(servlet, sessions)), mapper,
-                    sessions).immediateExecution(true).build();
+            McpSyncServer server = configure(McpServer.sync(new ObservedStreamableProvider(servlet, sessions, calls,
+                    interval, pingWait)), mapper, sessions, calls).immediateExecution(true).build();
             HttpAccess access = new HttpAccess(token, loopback, origins == null ? HttpAccess.LOOPBACK_ORIGINS : origins);
-            Duration idle = keepAlive == null ? DEFAULT_KEEP_ALIVE : keepAlive;
             try {
                 HttpEndpoint endpoint = HttpEndpoint.start(servlet, ENDPOINT, host, port, access,
-                        idle.multipliedBy(4), mapper);
+                        interval.multipliedBy(4), mapper, gate, maxBytes);
                 return new SandboxMcpServer(server, sessions, endpoint, new CountDownLatch(1));
             } catch (Exception e) {
                 server.close();
@@ -455,7 +484,7 @@ public final class SandboxMcpServer implements AutoCloseable {
         }
 
         private McpServer.SyncSpecification<?> configure(McpServer.SyncSpecification<?> spec, McpJsonMapper mapper,
-                                                         Sessions sessions) {
+                                                         Sessions sessions, Calls calls) {
             McpSchema.ServerCapabilities.Builder caps = McpSchema.ServerCapabilities.builder().tools(false);
             if (!noResources) {
                 caps.resources(false, false);
@@ -469,7 +498,7 @@ public final class SandboxMcpServer implements AutoCloseable {
                     .instructions(instructions)
                     .capabilities(caps.build())
                     .jsonMapper(mapper)
-                    .tools(ToolBridge.specifications(tools, sessions, mapper));
+                    .tools(ToolBridge.specifications(tools, sessions, calls, mapper));
             if (!noResources) {
                 spec.resourceTemplates(new ArrayList<>(List.of(WorkspaceResources.template(tools, sessions))))
                         .uriTemplateManagerFactory(WorkspaceResources.templateFactory());
@@ -502,6 +531,10 @@ public final class SandboxMcpServer implements AutoCloseable {
             } catch (UnknownHostException e) {
                 throw new SandboxConfigurationException("SandboxMcpServer: unknown HTTP host " + host, e);
             }
+        }
+
+        private static Duration max(Duration a, Duration b) {
+            return a.compareTo(b) >= 0 ? a : b;
         }
 
         private static Duration positive(Duration d, String name) {

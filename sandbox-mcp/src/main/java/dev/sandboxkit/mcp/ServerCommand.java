@@ -166,10 +166,16 @@ final class ServerCommand implements Callable<Integer> {
                     + "restarted server takes them over once it has passed (default 30s).")
     String lease;
 
+    @Option(names = "--orphan-grace", paramLabel = "DURATION",
+            description = "How old a container or workdir of this store that no live server accounts for must be "
+                    + "before the sweep removes it; also how often the sweep looks for the unkeyed sessions of a "
+                    + "server that died (default: the library's, 10m).")
+    String orphanGrace;
+
     // ---------------------------------------------------------------- HTTP
 
     @Option(names = "--http-host", paramLabel = "ADDRESS", defaultValue = "127.0.0.1",
-            description = "http: the address to bind (default 127.0.0.1). Any other than loopback needs "
+            description = "http: the address to bind (default 127.0.0.1). Any non-loopback address needs "
                     + "--allow-non-loopback and a token.")
     String httpHost;
 
@@ -178,7 +184,7 @@ final class ServerCommand implements Callable<Integer> {
     int httpPort;
 
     @Option(names = "--allow-non-loopback", defaultValue = "false",
-            description = "http: allow binding an address other than loopback (needs --token).")
+            description = "http: allow binding any non-loopback address (needs --token).")
     boolean allowNonLoopback;
 
     @Option(names = "--token", paramLabel = "TOKEN",
@@ -200,6 +206,11 @@ final class ServerCommand implements Callable<Integer> {
             description = "http: ping interval of open event streams; a dead client's session ends soon after "
                     + "(default 30s).")
     String httpKeepAlive;
+
+    @Option(names = "--http-ping-timeout", paramLabel = "DURATION",
+            description = "http: how long a keep-alive ping waits for the client's answer before its event stream is "
+                    + "let go (default: twice --http-keep-alive, at least 30s); a later answer is accepted quietly.")
+    String httpPingTimeout;
 
     @Option(names = "--http-session-timeout", paramLabel = "DURATION", defaultValue = "10m",
             description = "http: a session with no open stream and no request for this long is closed (default 10m).")
@@ -284,6 +295,8 @@ final class ServerCommand implements Callable<Integer> {
         Duration idle = positive(Values.duration(idleTtl), "--idle-ttl");
         Duration leaseDuration = positive(Values.duration(lease), "--lease");
         Duration keepAlive = positive(Values.duration(httpKeepAlive), "--http-keep-alive");
+        Duration pingTimeout = httpPingTimeout == null ? null
+                : positive(Values.duration(httpPingTimeout), "--http-ping-timeout");
         Duration sessionTimeout = positive(Values.duration(httpSessionTimeout), "--http-session-timeout");
         long maxBytes = Values.size(maxMessageSize);
         if (maxBytes > Integer.MAX_VALUE - 16) {
@@ -361,6 +374,9 @@ final class ServerCommand implements Callable<Integer> {
 
         SandboxManager.Builder mb = SandboxManager.builder().workspaceRoot(root).idleTimeout(idle)
                 .leaseDuration(leaseDuration).fleet(fleetName);
+        if (orphanGrace != null) {
+            mb.orphanGrace(positive(Values.duration(orphanGrace), "--orphan-grace"));
+        }
         if (driver != null && !driver.isBlank()) {
             mb.driver(driver.trim());
         }
@@ -394,6 +410,9 @@ final class ServerCommand implements Callable<Integer> {
             } else {
                 b.http(httpHost, httpPort).maxSessions(maxSessions).httpKeepAlive(keepAlive)
                         .httpSessionTimeout(sessionTimeout);
+                if (pingTimeout != null) {
+                    b.httpPingTimeout(pingTimeout);
+                }
                 if (finalBearer != null) {
                     b.bearerToken(finalBearer);
                 }

@@ -2,6 +2,7 @@ package dev.sandboxkit.mcp;
 
 import dev.sandboxkit.mcp.Servers.HttpServer;
 import dev.sandboxkit.mcp.Servers.Installation;
+import dev.sandboxkit.spi.SandboxLabels;
 import dev.sandboxkit.testkit.SandboxTest;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.json.McpJsonDefaults;
@@ -12,11 +13,14 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
@@ -32,6 +36,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import static dev.sandboxkit.mcp.Servers.await;
 import static dev.sandboxkit.mcp.Servers.awaitNoContainers;
@@ -48,6 +53,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * (bearer token from the environment, at most 2 sessions) for access and the session limit. The last test restarts
  * the open one on its store. {@code @SandboxTest} makes a missing engine fail these tests on CI.
  */
+@Tag("slow")
 @SandboxTest(driver = "docker")
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class HttpIT {
@@ -119,6 +125,8 @@ class HttpIT {
             McpSchema.ReadResourceResult r = keyed.readResource(new McpSchema.ReadResourceRequest(
                     "sandbox://workspace/dir/a.txt", null));
             assertThat(((McpSchema.TextResourceContents) r.contents().get(0)).text()).isEqualTo("over http\n");
+            assertThat(keyed.listResources().resources()).extracting(McpSchema.Resource::uri)
+                    .containsExactly("sandbox://workspace/dir/a.txt");
 
             assertThat(run(unkeyed, "cat dir/a.txt")).contains("Exit code: 1");
             assertThat(run(unkeyed, "echo theirs > theirs.txt")).contains("Exit code: 0");
@@ -165,10 +173,24 @@ class HttpIT {
         String url = openServer.baseUrl + "/mcp";
         String session = initialize(url, Map.of());
 
-        // Malformed JSON-RPC: 400 with a JSON-RPC error body, no stack trace (the SDK's own body has one).
+        // Malformed JSON-RPC: 400 with a JSON-RPC error body, no stack trace (the SDK's own body has one); not JSON
+        // at all is a parse error, as on stdio.
         HttpResponse<String> malformed = post(url, "{not json", Map.of("Mcp-Session-Id", session));
         assertThat(malformed.statusCode()).isEqualTo(400);
-        assertCleanError(malformed, -32600);
+        assertCleanError(malformed, -32700);
+        HttpResponse<String> oldVersion = post(url, "{\"jsonrpc\":\"1.0\",\"id\":3,\"method\":\"ping\"}",
+                Map.of("Mcp-Session-Id", session));
+        assertThat(oldVersion.statusCode()).isEqualTo(400);
+        assertCleanError(oldVersion, -32600);
+        assertThat(oldVersion.body()).contains("\"id\":3");
+        // params or arguments of the wrong JSON type: invalid params, in words (the SDK answered with Java's).
+        for (String params : List.of("{\"name\":\"run_command\",\"arguments\":\"str\"}",
+                "{\"name\":\"run_command\",\"arguments\":[1,2]}", "\"x\"")) {
+            HttpResponse<String> bad = post(url, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":"
+                    + params + "}", Map.of("Mcp-Session-Id", session));
+            assertCleanError(bad, -32602);
+            assertThat(bad.body()).as(params).contains("\"id\":4").containsAnyOf("arguments", "params");
+        }
         HttpResponse<String> notRpc = post(url, "{\"hello\":1}", Map.of("Mcp-Session-Id", session));
         assertThat(notRpc.statusCode()).isEqualTo(400);
         assertCleanError(notRpc, -32600);
@@ -212,7 +234,10 @@ class HttpIT {
         try {
             // Unknown tool: a JSON-RPC error. Arguments against the schema: a tool error. Both leave the session usable.
             assertThatThrownBy(() -> call(client, "no_such_tool", Map.of())).isInstanceOfSatisfying(McpError.class,
-                    e -> assertThat(e.getJsonRpcError().code()).isEqualTo(-32602));
+                    e -> {
+                        assertThat(e.getJsonRpcError().code()).isEqualTo(-32602);
+                        assertThat(e.getJsonRpcError().message()).contains("no_such_tool");
+                    });
             McpSchema.CallToolResult invalid = call(client, "run_command", Map.of("command", 42));
             assertThat(invalid.isError()).isTrue();
             assertThat(text(invalid)).contains("validation failed");
@@ -344,6 +369,102 @@ class HttpIT {
         } finally {
             client.closeGracefully();
         }
+    }
+
+    // ------------------------------------------------------------------ in-flight calls and keep-alive
+
+    @Test
+    @Order(8)
+    void aPongLaterThanTheKeepAliveIntervalIsAcceptedAndTheStreamStays() throws Exception {
+        String url = openServer.baseUrl + "/mcp";
+        String session = initialize(url, Map.of());
+        try (Socket s = new Socket("127.0.0.1", URI.create(url).getPort())) {
+            s.setSoTimeout(30_000);
+            s.getOutputStream().write(("GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
+                    + "Mcp-Session-Id: " + session + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            s.getOutputStream().flush();
+            BufferedReader events = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.UTF_8));
+            Object pingId = nextPing(events);
+            // A client busy for longer than the 2 s keep-alive interval: its pong comes late, and is still welcome.
+            Servers.sleep(3500);
+            HttpResponse<String> pong = post(url, JSON.writeValueAsString(Map.of("jsonrpc", "2.0", "id", pingId,
+                    "result", Map.of())), Map.of("Mcp-Session-Id", session));
+            assertThat(pong.statusCode()).as(pong.body()).isEqualTo(202);
+            assertThat(nextPing(events)).as("the stream stays open and is pinged again").isNotEqualTo(pingId);
+        }
+        delete(url, session, Map.of());
+    }
+
+    @Test
+    @Order(9)
+    void aDeleteFromAnotherConnectionEndsAnInFlightCallWithAnError() throws Exception {
+        McpSyncClient client = openServer.client(Map.of());
+        try {
+            CompletableFuture<McpSchema.CallToolResult> call = CompletableFuture.supplyAsync(() -> call(client,
+                    "run_command", Map.of("command", "sleep 120", "timeout_seconds", 300)));
+            String sandbox = awaitSleeping(open.fleet());
+            String mcpSession = sandbox.substring("mcp-s.".length());
+            delete(openServer.baseUrl + "/mcp", mcpSession, Map.of());
+            // Before: the POST's stream closed empty, and the client waited for its 60 s timeout.
+            assertThatThrownBy(() -> call.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(McpError.class)
+                    .cause().hasMessageContaining("session was closed");
+            awaitNoContainers(open.fleet(), sandbox, Duration.ofSeconds(30));
+        } finally {
+            client.close();
+        }
+    }
+
+    @Test
+    @Order(10)
+    void sigtermEndsAnInFlightCallWithAnError() throws Exception {
+        Installation term = Installation.create(base, "http-term");
+        HttpServer server = HttpServer.start(term.command("http-term"), "http-term", Map.of());
+        STARTED.add(server);
+        McpSyncClient client = server.client(Map.of());
+        try {
+            CompletableFuture<McpSchema.CallToolResult> call = CompletableFuture.supplyAsync(() -> call(client,
+                    "run_command", Map.of("command", "sleep 120", "timeout_seconds", 300)));
+            awaitSleeping(term.fleet());
+            server.process.destroy(); // SIGTERM
+            assertThatThrownBy(() -> call.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(McpError.class)
+                    .cause().hasMessageContaining("shutting down");
+            Servers.awaitExit(server.process.toHandle(), Duration.ofSeconds(40));
+        } finally {
+            client.close();
+        }
+        Servers.assertNoContainersLeft(term.fleet());
+        assertThat(term.workdirs()).isEmpty();
+    }
+
+    /** Waits until a sandbox of the fleet runs {@code sleep 120}; returns its session name. */
+    private static String awaitSleeping(String fleet) {
+        String[] found = new String[1];
+        await(Duration.ofSeconds(60), () -> {
+            for (String id : containers(fleet, null)) {
+                String ps = Servers.exec(List.of(Servers.docker(), "exec", id, "ps", "-o", "args"));
+                if (ps.contains("sleep 120")) {
+                    found[0] = Servers.exec(List.of(Servers.docker(), "inspect", "--format",
+                            "{{index .Config.Labels \"" + SandboxLabels.SESSION + "\"}}", id)).trim();
+                    return true;
+                }
+            }
+            return false;
+        }, () -> "no sandbox of " + fleet + " runs sleep 120");
+        return found[0];
+    }
+
+    /** Reads server-sent events until a ping request; returns its id. */
+    @SuppressWarnings("unchecked")
+    private static Object nextPing(BufferedReader events) throws IOException {
+        for (String line; (line = events.readLine()) != null; ) {
+            if (line.startsWith("data:")) {
+                Map<String, Object> m = JSON.readValue(line.substring(5).trim(), Map.class);
+                if ("ping".equals(m.get("method"))) {
+                    return m.get("id");
+                }
+            }
+        }
+        throw new AssertionError("the event stream ended before a ping came");
     }
 
     // ------------------------------------------------------------------ raw HTTP

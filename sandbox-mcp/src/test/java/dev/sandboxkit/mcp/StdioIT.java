@@ -83,6 +83,16 @@ class StdioIT {
             List<McpSchema.Tool> tools = alpha.listTools().tools();
             assertThat(tools).extracting(McpSchema.Tool::name).containsExactlyElementsOf(TOOLS);
             assertThat(tools.get(0).inputSchema().toString()).contains("command");
+            // Titles for people, hints for clients: run_command changes things and cannot be repeated safely, the
+            // sandbox has no network (closed world); read_file only reads; write_file may be repeated.
+            assertThat(tools).allSatisfy(t -> assertThat(t.title()).as(t.name()).isNotBlank());
+            McpSchema.ToolAnnotations runHints = tools.get(0).annotations();
+            assertThat(runHints.readOnlyHint()).isFalse();
+            assertThat(runHints.destructiveHint()).isTrue();
+            assertThat(runHints.idempotentHint()).isFalse();
+            assertThat(runHints.openWorldHint()).isFalse();
+            assertThat(tools.get(1).annotations().readOnlyHint()).isTrue();
+            assertThat(tools.get(2).annotations().idempotentHint()).isTrue();
             assertThat(alpha.getServerInstructions()).contains("/workspace");
 
             assertThat(run(alpha, "echo written-by-alpha > note.txt")).contains("Exit code: 0");
@@ -92,6 +102,10 @@ class StdioIT {
                     new McpSchema.ReadResourceRequest("sandbox://workspace/note.txt", null));
             assertThat(((McpSchema.TextResourceContents) resource.contents().get(0)).text())
                     .isEqualTo("written-by-alpha\n");
+            // resources/list names the session's files (the README promises them as resources).
+            assertThat(run(alpha, "mkdir -p sub && printf 'x' > sub/deep.txt")).contains("Exit code: 0");
+            assertThat(alpha.listResources().resources()).extracting(McpSchema.Resource::uri)
+                    .containsExactly("sandbox://workspace/note.txt", "sandbox://workspace/sub/deep.txt");
 
             // The other client's workspace is its own: no note.txt there, and its files do not show up in alpha's.
             assertThat(run(unkeyed, "cat note.txt")).contains("Exit code: 1");
@@ -169,6 +183,43 @@ class StdioIT {
     }
 
     @Test
+    void killedWithoutAKeyTheNextServerOnTheStoreRemovesItsWorkspaceToo() {
+        // Issue 29 D5: an unkeyed workspace nobody can name again must not outlive a server killed with -9.
+        Installation inst = installation("stdio-unkeyed-kill");
+        String[] opts = {"--lease", "2s", "--orphan-grace", "2s"};
+        McpSyncClient first = stdioClient(inst.command("unkeyed-1", opts), "stdio-unkeyed-1");
+        List<String> orphaned;
+        try {
+            assertThat(run(first, "echo lost > state.txt")).contains("Exit code: 0");
+            orphaned = inst.workdirs();
+            assertThat(orphaned).hasSize(1).allMatch(w -> w.startsWith("mcp-s."));
+            ProcessHandle server = serverProcess("unkeyed-1");
+            server.destroyForcibly(); // kill -9: no shutdown, the container is left running
+            awaitExit(server, Duration.ofSeconds(20));
+        } finally {
+            first.close();
+        }
+        assertThat(inst.workdirs()).as("the killed server's workdir, still there").isEqualTo(orphaned);
+
+        McpSyncClient second = stdioClient(inst.command("unkeyed-2", opts), "stdio-unkeyed-2");
+        try {
+            assertThat(run(second, "echo mine > state.txt")).contains("Exit code: 0");
+            // Its sweep runs at start and every 2 s (the grace); the dead server's lease lapses after 2 s.
+            Servers.await(Duration.ofSeconds(60), () -> !inst.workdirs().containsAll(orphaned),
+                    () -> "the killed server's workdir is still there: " + inst.workdirs());
+            assertThat(inst.workdirs()).as("only the second server's own").hasSize(1).doesNotContainAnyElementsOf(orphaned);
+            assertThat(containers(inst.fleet(), orphaned.get(0))).as("nor its container").isEmpty();
+            ProcessHandle server = serverProcess("unkeyed-2");
+            second.closeGracefully();
+            awaitExit(server, Duration.ofSeconds(30));
+        } finally {
+            second.close();
+        }
+        assertThat(inst.workdirs()).as("the orderly shutdown destroyed its unkeyed workspace").isEmpty();
+        assertThat(containers(inst.fleet(), null)).isEmpty();
+    }
+
+    @Test
     void badInputGetsErrorsAndTheServerCarriesOnUntilTheClientLeavesMidCall() throws Exception {
         Installation inst = installation("stdio-raw");
         Path log = Servers.log("stdio-raw");
@@ -194,9 +245,11 @@ class StdioIT {
             io.send(Map.of("jsonrpc", "2.0", "id", 10, "method", "no/such/method"));
             assertThat(io.error(10)).containsEntry("code", -32601);
 
-            // Unknown tool: a protocol error. Arguments against the schema: a tool error, before any sandbox work.
+            // Unknown tool: a protocol error that names it. Arguments against the schema: a tool error, before any
+            // sandbox work.
             io.send(toolCall(11, "no_such_tool", Map.of()));
-            assertThat(io.error(11)).containsEntry("code", -32602);
+            assertThat(io.error(11)).containsEntry("code", -32602).extractingByKey("message").asString()
+                    .contains("no_such_tool").contains("run_command");
             io.send(toolCall(12, "read_file", Map.of("path", 7)));
             assertThat(io.result(12)).containsEntry("isError", true).extractingByKey("content").asString()
                     .contains("validation failed");
@@ -204,14 +257,46 @@ class StdioIT {
             assertThat(io.result(13)).containsEntry("isError", true).extractingByKey("content").asString()
                     .contains("bogus");
 
+            // params or arguments of the wrong JSON type: invalid params, said in words, not in Java.
+            io.line("{\"jsonrpc\":\"2.0\",\"id\":40,\"method\":\"tools/call\",\"params\":{\"name\":\"run_command\","
+                    + "\"arguments\":\"str\"}}");
+            assertInvalidParams(io.error(40), "arguments");
+            io.line("{\"jsonrpc\":\"2.0\",\"id\":41,\"method\":\"tools/call\",\"params\":{\"name\":\"run_command\","
+                    + "\"arguments\":[1,2]}}");
+            assertInvalidParams(io.error(41), "arguments");
+            io.line("{\"jsonrpc\":\"2.0\",\"id\":42,\"method\":\"tools/call\",\"params\":\"x\"}");
+            assertInvalidParams(io.error(42), "params");
+            io.line("{\"jsonrpc\":\"2.0\",\"id\":43,\"method\":\"resources/read\",\"params\":{\"uri\":[1]}}");
+            assertInvalidParams(io.error(43), "uri");
+            // Only JSON-RPC 2.0.
+            io.line("{\"jsonrpc\":\"1.0\",\"id\":44,\"method\":\"ping\"}");
+            assertThat(io.error(44)).containsEntry("code", -32600).extractingByKey("message").asString()
+                    .contains("2.0");
+
             // A 100 MiB argument (over the 16 MiB message limit): an error for that request, streamed past, not held.
-            io.hugeWrite(14, 100 * 1024 * 1024);
+            io.hugeWrite(14, 100 * 1024 * 1024, false);
             assertThat(io.error(14)).containsEntry("code", -32600).extractingByKey("message").asString()
+                    .contains("Request too large");
+            // The same with "id" after the 100 MiB (as the TypeScript SDK writes it): answered with that id.
+            io.hugeWrite("last-14", 100 * 1024 * 1024, true);
+            assertThat(io.error("last-14")).containsEntry("code", -32600).extractingByKey("message").asString()
                     .contains("Request too large");
 
             io.send(toolCall(15, "run_command", Map.of("command", "echo still-alive")));
             assertThat(io.result(15).toString()).contains("still-alive");
             assertThat(inst.workdirs()).hasSize(1);
+
+            // notifications/cancelled stops the call: its command is killed in the sandbox and no answer follows.
+            io.send(toolCall(50, "run_command", Map.of("command", "sleep 300", "timeout_seconds", 600)));
+            Servers.await(Duration.ofSeconds(60), () -> sandboxPs(inst).contains("sleep 300"),
+                    () -> "sleep 300 never started: " + sandboxPs(inst));
+            io.send(Map.of("jsonrpc", "2.0", "method", "notifications/cancelled",
+                    "params", Map.of("requestId", 50, "reason", "the user stopped it")));
+            Servers.await(Duration.ofSeconds(30), () -> !sandboxPs(inst).contains("sleep 300"),
+                    () -> "sleep 300 still runs after the cancellation: " + sandboxPs(inst));
+            io.send(Map.of("jsonrpc", "2.0", "id", 51, "method", "ping"));
+            assertThat(io.response(51)).containsKey("result");
+            assertThat(io.seenIds()).doesNotContain(50);
 
             // The client leaves in the middle of a long call: the process ends promptly and cleans up after itself.
             io.send(toolCall(16, "run_command", Map.of("command", "sleep 60", "timeout_seconds", 120)));
@@ -228,6 +313,19 @@ class StdioIT {
         } finally {
             p.destroyForcibly();
         }
+    }
+
+    private static void assertInvalidParams(Map<String, Object> error, String naming) {
+        assertThat(error).containsEntry("code", -32602);
+        assertThat((String) error.get("message")).contains(naming).doesNotContain("Exception")
+                .doesNotContain("jackson").doesNotContain("java.");
+    }
+
+    /** What runs in the installation's one sandbox, seen through the engine (not through the server under test). */
+    private static String sandboxPs(Installation inst) {
+        List<String> ids = containers(inst.fleet(), null);
+        assertThat(ids).hasSize(1);
+        return Servers.exec(List.of(Servers.docker(), "exec", ids.get(0), "ps", "-o", "args"));
     }
 
     private static Map<String, Object> toolCall(int id, String name, Map<String, Object> args) {
@@ -282,16 +380,26 @@ class StdioIT {
             in.flush();
         }
 
-        /** Writes a write_file call whose content has this many bytes, in chunks. */
-        void hugeWrite(int id, int bytes) throws IOException {
-            in.write(("{\"jsonrpc\":\"2.0\",\"id\":" + id + ",\"method\":\"tools/call\",\"params\":{\"name\":"
-                    + "\"write_file\",\"arguments\":{\"path\":\"big.txt\",\"content\":\"").getBytes(StandardCharsets.UTF_8));
+        /** Writes a write_file call whose content has this many bytes, in chunks, with its id first or last. */
+        void hugeWrite(Object id, int bytes, boolean idLast) throws IOException {
+            String idMember = "\"id\":" + JSON.writeValueAsString(id);
+            in.write(("{\"jsonrpc\":\"2.0\"," + (idLast ? "" : idMember + ",") + "\"method\":\"tools/call\","
+                    + "\"params\":{\"name\":\"write_file\",\"arguments\":{\"path\":\"big.txt\",\"content\":\"")
+                    .getBytes(StandardCharsets.UTF_8));
             byte[] chunk = "x".repeat(1 << 20).getBytes(StandardCharsets.US_ASCII);
             for (int written = 0; written < bytes; written += chunk.length) {
                 in.write(chunk);
             }
-            in.write("\"}}}\n".getBytes(StandardCharsets.UTF_8));
+            in.write(("\"}}" + (idLast ? "," + idMember : "") + "}\n").getBytes(StandardCharsets.UTF_8));
             in.flush();
+        }
+
+        /** The ids of every message read so far. */
+        List<Object> seenIds() {
+            List<Object> ids = new ArrayList<>();
+            seen.forEach(m -> ids.add(m.get("id")));
+            messages.forEach(m -> ids.add(m.get("id")));
+            return ids;
         }
 
         /** The next message answering this id ({@code null}: an error without id). */

@@ -193,6 +193,21 @@ public final class SandboxTools {
     }
 
     /**
+     * The same tool set (manager, tools, limits, conversation ids) whose conversations' sandboxes run another spec.
+     * For example the MCP server runs a client's unkeyed conversation, which nobody can name again, with
+     * {@code spec().toBuilder().managerScoped(true).build()}.
+     *
+     * @param other the spec
+     * @return a new tool set; this one is unchanged
+     */
+    public SandboxTools withSpec(SandboxSpec other) {
+        ToolSettings s = settings;
+        return new SandboxTools(new ToolSettings(s.manager(), Objects.requireNonNull(other, "spec"), s.resolver(),
+                s.tools(), s.readOnly(), s.outputLimit(), s.readLimit(), s.writeLimit(), s.defaultTimeout(),
+                s.maxTimeout(), s.listLimit(), s.searchLimit()));
+    }
+
+    /**
      * Whether the set was built read-only (no {@code run_command}, {@code write_file} or {@code edit_file}).
      *
      * @return {@code true} if read-only

@@ -81,9 +81,15 @@ class SandboxToolsDockerTest {
         assertThat(ok("c", "run_command", "command", "sh src/app.sh")).isEqualTo("Exit code: 0\n--- stdout ---\nhi you\nhi you\n");
 
         ok("c", "run_command", "command", "mkdir -p src/lib .git/objects && echo 'x = 1' > src/lib/util.sh && touch .git/objects/a");
-        assertThat(ok("c", "list_files")).isEqualTo("/workspace:\n.git/\nsrc/\n[2 directories, 0 other entries]");
+        assertThat(ok("c", "list_files")).isEqualTo("/workspace:\n.git/\nsrc/\n[2 directories, 0 files]");
         assertThat(ok("c", "list_files", "recursive", true)).isEqualTo("/workspace:\n.git/  (not expanded)\nsrc/\n"
-                + "src/app.sh  (47 bytes)\nsrc/lib/\nsrc/lib/util.sh  (6 bytes)\n[3 directories, 2 other entries]");
+                + "src/app.sh  (47 bytes)\nsrc/lib/\nsrc/lib/util.sh  (6 bytes)\n[3 directories, 2 files]");
+        // Regular files are counted as files; links and special files are named apart.
+        ok("c", "run_command", "command", "ln -s lib/util.sh src/link.sh && mkfifo src/pipe");
+        assertThat(ok("c", "list_files", "path", "src")).isEqualTo("/workspace/src:\napp.sh  (47 bytes)\nlib/\n"
+                + "link.sh -> lib/util.sh  (symbolic link, not followed)\npipe  (a FIFO)\n"
+                + "[1 directory, 1 file, 1 symbolic link, 1 other entry]");
+        ok("c", "run_command", "command", "rm src/link.sh src/pipe");
         assertThat(ok("c", "search_files", "pattern", "gre+t", "path", "src"))
                 .isEqualTo("app.sh:1: greet() {\napp.sh:4: greet you\napp.sh:5: greet you\n[3 matches in /workspace/src, 2 files searched]");
         assertThat(ok("c", "search_files", "pattern", "X = 1", "ignore_case", true, "literal", true, "glob", "**/*.sh"))

@@ -8,7 +8,6 @@ import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.WriteListener;
-import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.HttpServletResponseWrapper;
 
@@ -23,8 +22,8 @@ import java.util.Map;
  * Rewrites the error bodies the SDK's servlet writes itself: they are a Jackson dump of its exception, stack
  * trace included, and not JSON-RPC. Any body written after an error status is held back and replaced by
  * {@code {"jsonrpc":"2.0","id":null,"error":{"code":..,"message":..}}} with the SDK's code and message. A new
- * session refused for the session limit becomes a 503 with {@code Retry-After}. It also hands the request's
- * session key to the SDK's session factory ({@link RequestScope}). Success responses (JSON and event
+ * session refused for the session limit (noted in the {@link RequestScope} that {@link GateFilter} opened) becomes
+ * a 503 with {@code Retry-After}. Success responses (JSON and event
  * streams) pass straight through; errors sent with {@code sendError} are rendered by {@link JsonErrorHandler},
  * except a 413, which is answered here and followed by a bounded drain of the refused body.
  */
@@ -43,13 +42,8 @@ final class ErrorBodyFilter implements Filter {
             throws IOException, ServletException {
         HttpServletResponse res = (HttpServletResponse) response;
         Capturing wrapper = new Capturing(res);
-        String refusal;
-        RequestScope.begin(((HttpServletRequest) request).getHeader(Sessions.SESSION_HEADER));
-        try {
-            chain.doFilter(request, wrapper);
-        } finally {
-            refusal = RequestScope.end();
-        }
+        chain.doFilter(request, wrapper);
+        String refusal = RequestScope.refusal();
         if (wrapper.status < 400 || request.isAsyncStarted()) {
             return; // a success, or an event stream that other threads still write
         }

@@ -1,5 +1,6 @@
 package dev.sandboxkit.mcp.internal;
 
+import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServlet;
@@ -18,11 +19,13 @@ import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Objects;
 
 /**
  * The embedded Jetty (Servlet 6.1) that serves the SDK's Streamable HTTP servlet at one path, behind
- * {@link AccessFilter} and {@link ErrorBodyFilter}, with {@link JsonErrorHandler} for every error page. Its threads
+ * {@link AccessFilter}, {@link GateFilter} and {@link ErrorBodyFilter}, with {@link JsonErrorHandler} for every error page. Its threads
  * are daemons named {@code sandbox-mcp-http-*}, stopped by {@link #close()}.
  */
 public final class HttpEndpoint implements AutoCloseable {
@@ -46,11 +49,14 @@ public final class HttpEndpoint implements AutoCloseable {
      * @param access      who may connect
      * @param idleTimeout how long a connection may stay silent
      * @param mapper      the SDK's JSON mapper, for error bodies
+     * @param gate        what every message meets before the SDK
+     * @param maxBytes    the largest message accepted
      * @return the running endpoint
      * @throws Exception if Jetty cannot start (the port is taken, the address is not local)
      */
     public static HttpEndpoint start(HttpServlet servlet, String path, String host, int port, HttpAccess access,
-                                     Duration idleTimeout, McpJsonMapper mapper) throws Exception {
+                                     Duration idleTimeout, McpJsonMapper mapper, Gate gate, int maxBytes)
+            throws Exception {
         Objects.requireNonNull(servlet, "servlet");
         QueuedThreadPool threads = new QueuedThreadPool(200, 4);
         threads.setName("sandbox-mcp-http");
@@ -68,6 +74,8 @@ public final class HttpEndpoint implements AutoCloseable {
         ServletContextHandler context = new ServletContextHandler();
         context.setContextPath("/");
         context.addFilter(new FilterHolder(new AccessFilter(access, mapper)), "/*", EnumSet.of(DispatcherType.REQUEST));
+        context.addFilter(new FilterHolder(new GateFilter(mapper, gate, path, maxBytes)), "/*",
+                EnumSet.of(DispatcherType.REQUEST));
         context.addFilter(new FilterHolder(new ErrorBodyFilter(mapper)), "/*", EnumSet.of(DispatcherType.REQUEST));
         ServletHolder holder = new ServletHolder(servlet);
         holder.setAsyncSupported(true);
@@ -84,6 +92,26 @@ public final class HttpEndpoint implements AutoCloseable {
             throw e;
         }
         return new HttpEndpoint(server, connector, path);
+    }
+
+    /**
+     * The transport context of a request, for the SDK's context extractor: its session key (the
+     * {@value Sessions#SESSION_HEADER} header) and its JSON-RPC id, which {@link GateFilter} read from its body.
+     *
+     * @param request the HTTP request
+     * @return the context
+     */
+    public static McpTransportContext transportContext(HttpServletRequest request) {
+        Map<String, Object> values = new HashMap<>();
+        String key = request.getHeader(Sessions.SESSION_HEADER);
+        if (key != null) {
+            values.put(Sessions.KEY_CONTEXT, key);
+        }
+        Object id = RequestScope.requestId();
+        if (id != null) {
+            values.put(Calls.REQUEST_ID, id);
+        }
+        return values.isEmpty() ? McpTransportContext.EMPTY : McpTransportContext.create(values);
     }
 
     /** Answers 404 to everything but the MCP endpoint (Jetty's default answers 405 to a POST). */

@@ -23,7 +23,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p><b>Closing.</b> When an MCP session closes, a keyed sandbox is released (its container stays until the idle
  * TTL, its workdir stays for the next reattach); an unkeyed one is destroyed, container and workdir, since no
- * client can name it again and its files would only pile up. A call still running at that moment does not
+ * client can name it again and its files would only pile up. Unkeyed sandboxes are also
+ * {@linkplain dev.sandboxkit.SandboxSpec#managerScoped() manager-scoped}: if the server dies without closing them,
+ * the next server sharing its store destroys them, workdir included. A call still running at that moment does not
  * outlive the cleanup: the last call out of a closed session cleans up once more, so a sandbox created by a call
  * that raced the close is not left behind either.
  *
@@ -40,6 +42,8 @@ public final class Sessions {
     private static final Logger log = LoggerFactory.getLogger(Sessions.class);
 
     private final SandboxTools tools;
+    /** The tools of unkeyed conversations: manager-scoped, so a server that dies leaves no workdir of theirs behind. */
+    private final SandboxTools unkeyedTools;
     private final int maxSessions;
     private final String fixedKey;
     private final Map<String, Entry> open = new ConcurrentHashMap<>();
@@ -55,6 +59,8 @@ public final class Sessions {
      */
     public Sessions(SandboxTools tools, int maxSessions, String fixedKey) {
         this.tools = Objects.requireNonNull(tools, "tools");
+        this.unkeyedTools = tools.spec().managerScoped() ? tools
+                : tools.withSpec(tools.spec().toBuilder().managerScoped(true).build());
         if (maxSessions < 1) {
             throw new IllegalArgumentException("maxSessions must be at least 1, got " + maxSessions);
         }
@@ -111,6 +117,25 @@ public final class Sessions {
     }
 
     /**
+     * Whether an MCP session is open here.
+     *
+     * @param mcpSessionId the SDK's session id
+     * @return {@code true} between its start and its close
+     */
+    public boolean isOpen(String mcpSessionId) {
+        return open.containsKey(mcpSessionId);
+    }
+
+    /**
+     * Whether the server is shutting down ({@link #shutdown()} was called).
+     *
+     * @return {@code true} once shutting down
+     */
+    public boolean isClosing() {
+        return closing;
+    }
+
+    /**
      * Starts a call (tool or resource) of an MCP session: finds, or on the first call fixes, its conversation.
      *
      * @param mcpSessionId  the SDK's session id ({@code exchange.sessionId()})
@@ -145,7 +170,7 @@ public final class Sessions {
                           + " header cannot change within a session. Reconnect to switch workspaces.");
             }
             e.inFlight++;
-            return new Use(e, e.conversation);
+            return new Use(e, e.conversation, e.keyed ? tools : unkeyedTools);
         }
     }
 
@@ -201,16 +226,34 @@ public final class Sessions {
         if (conversation == null) {
             return; // never called a tool: no sandbox
         }
+        // The SDK disposes (interrupts) the thread that closes a session when the server shuts down, which would
+        // cut the engine calls short and leave an unkeyed workdir behind: run with the flag cleared, again if an
+        // interrupt arrives meanwhile (a destroy finishes what an earlier one began), and restore it after.
+        boolean interrupted = Thread.interrupted();
         try {
-            if (keyed) {
-                tools.release(conversation);
-            } else {
-                tools.manager().destroy(tools.sessionId(conversation));
+            for (int attempt = 1; ; attempt++) {
+                try {
+                    if (keyed) {
+                        tools.release(conversation);
+                    } else {
+                        tools.manager().destroy(tools.sessionId(conversation));
+                    }
+                    break;
+                } catch (SandboxException ex) {
+                    if (!Thread.interrupted() || attempt == 3) {
+                        throw ex;
+                    }
+                    interrupted = true;
+                }
             }
         } catch (SandboxException | IllegalArgumentException ex) {
             // The engine or the store failing now leaves the sandbox to the idle reaper and the orphan sweep.
             log.warn("Could not {} the sandbox of MCP session {}: {}", keyed ? "release" : "destroy", e.mcpSessionId,
                     ex.toString());
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
@@ -265,10 +308,22 @@ public final class Sessions {
     public static final class Use {
         private final Entry entry;
         private final String conversation;
+        private final SandboxTools tools;
 
-        private Use(Entry entry, String conversation) {
+        private Use(Entry entry, String conversation, SandboxTools tools) {
             this.entry = entry;
             this.conversation = conversation;
+            this.tools = tools;
+        }
+
+        /**
+         * The tool set the call runs with: the server's, or for an unkeyed conversation the same set whose sandbox is
+         * {@linkplain dev.sandboxkit.SandboxSpec#managerScoped() manager-scoped}.
+         *
+         * @return the tool set
+         */
+        public SandboxTools tools() {
+            return tools;
         }
 
         /**

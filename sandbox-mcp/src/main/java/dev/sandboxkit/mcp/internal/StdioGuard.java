@@ -19,23 +19,36 @@ import java.util.Objects;
  * whole session, and with it the process, on the first line it cannot read (malformed JSON, a blank line, a
  * batch, a line over its size limit), without answering. This stream answers such lines itself with a JSON-RPC
  * error (the request's id when it can be found) and passes the next line on, so one bad message costs one error.
+ * Blank lines carry no message and are skipped without an answer. Every readable message then meets the
+ * {@link Gate} (through an {@link Inspector}), which may answer it, or consume it, instead of the SDK.
  *
- * <p>A line longer than the limit is never held in memory whole: its first bytes are kept to find the request's
- * id, the rest is skipped.
+ * <p>A line longer than the limit is never held in memory whole: it is streamed past, scanned on the way for the
+ * request's top-level {@code "id"} (wherever it stands: the TypeScript SDK writes it last), and answered with
+ * {@code -32600} and that id once it ends; a notification (a {@code "method"} and no id) gets no answer.
  *
  * <p>Errors are written to {@code out}, which must be the same object the SDK writes to: both write whole lines
  * under {@code synchronized (out)}, so the lines never interleave. Read by the SDK's one inbound thread.
  */
 public final class StdioGuard extends InputStream {
-    /** How much of an oversized line is kept to look for its id. */
-    private static final int HEAD_BYTES = 64 * 1024;
-
     private static final Logger log = LoggerFactory.getLogger(StdioGuard.class);
+
+    /** Decides about each readable message (see {@link Gate#inspect}). */
+    @FunctionalInterface
+    public interface Inspector {
+        /**
+         * Looks at one message.
+         *
+         * @param message the message
+         * @return what becomes of it
+         */
+        Gate.Verdict inspect(McpSchema.JSONRPCMessage message);
+    }
 
     private final InputStream in;
     private final OutputStream out;
     private final McpJsonMapper mapper;
     private final int maxLineBytes;
+    private final Inspector inspector;
 
     private final byte[] raw = new byte[64 * 1024];
     private int rawPos;
@@ -44,6 +57,8 @@ public final class StdioGuard extends InputStream {
 
     private byte[] acc = new byte[8 * 1024];
     private int accLen;
+    private boolean over;
+    private final IdScan scan = new IdScan();
 
     private byte[] line = new byte[0];
     private int linePos;
@@ -55,11 +70,13 @@ public final class StdioGuard extends InputStream {
      * @param out          the protocol stream the SDK writes to
      * @param mapper       the SDK's JSON mapper
      * @param maxLineBytes the largest message accepted, in bytes (without the line end)
+     * @param inspector    asked about every readable message
      */
-    public StdioGuard(InputStream in, OutputStream out, McpJsonMapper mapper, int maxLineBytes) {
+    public StdioGuard(InputStream in, OutputStream out, McpJsonMapper mapper, int maxLineBytes, Inspector inspector) {
         this.in = Objects.requireNonNull(in, "in");
         this.out = Objects.requireNonNull(out, "out");
         this.mapper = Objects.requireNonNull(mapper, "mapper");
+        this.inspector = Objects.requireNonNull(inspector, "inspector");
         if (maxLineBytes < 1024) {
             throw new IllegalArgumentException("maxLineBytes must be at least 1024, got " + maxLineBytes);
         }
@@ -107,19 +124,27 @@ public final class StdioGuard extends InputStream {
                 return false;
             }
             if (total > maxLineBytes) {
-                log.warn("Refused a {}-byte message: over the limit of {} bytes", total, maxLineBytes);
-                reply(leadingId(acc, accLen), JsonRpc.INVALID_REQUEST, "Request too large: " + total
-                        + " bytes; this server accepts at most " + maxLineBytes + " bytes per message");
+                refuseOversized(total);
                 continue;
             }
             String text = new String(acc, 0, accLen, StandardCharsets.UTF_8);
             if (text.isBlank()) {
-                continue; // the SDK would end the session on an empty line
+                continue; // no message, nothing to answer (and the SDK would end the session on it)
             }
+            McpSchema.JSONRPCMessage message;
             try {
-                McpSchema.deserializeJsonRpcMessage(mapper, text);
+                message = McpSchema.deserializeJsonRpcMessage(mapper, text);
             } catch (Exception e) {
-                refuse(text, e);
+                log.warn("Refused a message the SDK cannot read ({} bytes): {}", accLen, e.toString());
+                reply(JsonRpc.unreadable(mapper, text));
+                continue;
+            }
+            Gate.Verdict verdict = inspector.inspect(message);
+            if (verdict == Gate.Verdict.CONSUMED) {
+                continue;
+            }
+            if (verdict.answer() != null) {
+                reply(verdict.answer());
                 continue;
             }
             line = Arrays.copyOf(acc, accLen + 1);
@@ -129,31 +154,19 @@ public final class StdioGuard extends InputStream {
         }
     }
 
-    /** Answers a line the SDK could not read: not JSON at all, or JSON that is not one JSON-RPC message. */
-    private void refuse(String text, Exception why) throws IOException {
-        Object parsed;
-        try {
-            parsed = mapper.readValue(text, Object.class);
-        } catch (IOException | RuntimeException notJson) {
-            log.warn("Refused a message that is not JSON ({} bytes)", accLen);
-            reply(null, JsonRpc.PARSE_ERROR, "Parse error: the message is not valid JSON");
-            return;
+    private void refuseOversized(long total) {
+        if (scan.notification()) {
+            log.warn("Dropped a {}-byte notification: over the limit of {} bytes", total, maxLineBytes);
+            return; // a notification is never answered
         }
-        if (parsed instanceof Map<?, ?> map) {
-            Object id = map.get("id");
-            log.warn("Refused a JSON message that is not JSON-RPC: {}", why.toString());
-            reply(id, JsonRpc.INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 request, notification or "
-                    + "response (it needs \"method\", or \"result\" or \"error\")");
-        } else {
-            log.warn("Refused a JSON message that is not an object");
-            reply(null, JsonRpc.INVALID_REQUEST, parsed instanceof List
-                    ? "Invalid Request: batches are not supported; send one message per line"
-                    : "Invalid Request: a message must be a JSON object");
-        }
+        log.warn("Refused a {}-byte message{}: over the limit of {} bytes", total,
+                scan.id() == null ? "" : " (id " + scan.id() + ")", maxLineBytes);
+        reply(JsonRpc.errorBody(scan.id(), JsonRpc.INVALID_REQUEST, "Request too large: " + total
+                + " bytes; this server accepts at most " + maxLineBytes + " bytes per message (--max-message-size)"));
     }
 
-    private void reply(Object id, int code, String message) {
-        byte[] bytes = (JsonRpc.error(mapper, id, code, message) + "\n").getBytes(StandardCharsets.UTF_8);
+    private void reply(Object response) {
+        byte[] bytes = (JsonRpc.write(mapper, response) + "\n").getBytes(StandardCharsets.UTF_8);
         try {
             synchronized (out) {
                 out.write(bytes);
@@ -165,13 +178,15 @@ public final class StdioGuard extends InputStream {
     }
 
     /**
-     * Reads one line into {@code acc} (without its line end; {@code \r\n} is taken as one). Of a line longer than
-     * the limit only the first {@value #HEAD_BYTES} bytes are kept.
+     * Reads one line into {@code acc} (without its line end; {@code \r\n} is taken as one). A line longer than
+     * the limit is not kept: from the moment it passes the limit, its bytes go through {@link #scan} only.
      *
      * @return the line's full length in bytes, or {@code -1} at the end of input with nothing read
      */
     private long readRawLine() throws IOException {
         accLen = 0;
+        over = false;
+        scan.reset();
         long total = 0;
         boolean any = false;
         while (true) {
@@ -211,28 +226,27 @@ public final class StdioGuard extends InputStream {
         return true;
     }
 
-    /** Appends to {@code acc} what the limit allows: the whole line within it, only its head beyond it. */
+    /** Appends to {@code acc} while the line is within the limit; past it, scans instead. */
     private void keep(int start, int n, long before) {
-        int room;
-        if (before + n <= maxLineBytes) {
-            room = n;
-        } else {
-            accLen = Math.min(accLen, HEAD_BYTES); // too long: only the head is needed to find the id
-            room = Math.max(0, Math.min(n, HEAD_BYTES - accLen));
+        if (!over && before + n > maxLineBytes) {
+            over = true; // too long: what was kept is scanned, and from now on nothing is kept
+            scan.feed(acc, 0, accLen);
+            accLen = 0;
         }
-        if (room == 0) {
+        if (over) {
+            scan.feed(raw, start, n);
             return;
         }
-        if (accLen + room > acc.length) {
-            long grown = Math.max((long) acc.length * 2, (long) accLen + room);
-            acc = Arrays.copyOf(acc, (int) Math.min(grown, Math.max(maxLineBytes, HEAD_BYTES)));
+        if (accLen + n > acc.length) {
+            long grown = Math.max((long) acc.length * 2, (long) accLen + n);
+            acc = Arrays.copyOf(acc, (int) Math.min(grown, maxLineBytes));
         }
-        System.arraycopy(raw, start, acc, accLen, room);
-        accLen += room;
+        System.arraycopy(raw, start, acc, accLen, n);
+        accLen += n;
     }
 
     private long trimCr(long total) {
-        if (total > 0 && total <= maxLineBytes && accLen > 0 && acc[accLen - 1] == '\r') {
+        if (!over && accLen > 0 && acc[accLen - 1] == '\r') {
             accLen--;
             return total - 1;
         }
@@ -240,111 +254,223 @@ public final class StdioGuard extends InputStream {
     }
 
     /**
-     * The {@code "id"} of a JSON-RPC message from its first bytes, which may end anywhere: scans the top-level
-     * object up to the {@code id} member. The SDK's clients write {@code id} before {@code params}.
-     *
-     * @param b   the bytes
-     * @param len how many are valid
-     * @return the id (a String or a Number), or {@code null} if not found in these bytes
+     * A streaming scan of a message's top-level object for its {@code "id"} and {@code "method"} members: fed the
+     * bytes of a line in pieces, it keeps only the state of the object's outer level and the id's own bytes (up to
+     * {@value #MAX_ID_BYTES}). Nested objects, arrays and strings are skipped however large. Not a validator:
+     * malformed JSON just ends the scan.
      */
-    Object leadingId(byte[] b, int len) {
-        int i = skipWs(b, 0, len);
-        if (i >= len || b[i] != '{') {
-            return null;
-        }
-        i++;
-        while (true) {
-            i = skipWs(b, i, len);
-            if (i >= len || b[i] != '"') {
-                return null;
-            }
-            int keyEnd = endOfString(b, i, len);
-            if (keyEnd < 0) {
-                return null;
-            }
-            boolean isId = keyEnd - i == 4 && b[i + 1] == 'i' && b[i + 2] == 'd';
-            i = skipWs(b, keyEnd, len);
-            if (i >= len || b[i] != ':') {
-                return null;
-            }
-            i = skipWs(b, i + 1, len);
-            if (i >= len) {
-                return null;
-            }
-            int valueEnd = endOfValue(b, i, len);
-            if (valueEnd < 0) {
-                return null;
-            }
-            if (isId) {
-                if (b[i] != '"' && b[i] != '-' && (b[i] < '0' || b[i] > '9')) {
-                    return null;
-                }
-                try {
-                    Object id = mapper.readValue(new String(b, i, valueEnd - i, StandardCharsets.UTF_8), Object.class);
-                    return id instanceof String || id instanceof Number ? id : null;
-                } catch (IOException | RuntimeException e) {
-                    return null;
-                }
-            }
-            i = skipWs(b, valueEnd, len);
-            if (i >= len || b[i] != ',') {
-                return null;
-            }
-            i++;
-        }
-    }
+    final class IdScan {
+        static final int MAX_ID_BYTES = 1024;
 
-    private static int skipWs(byte[] b, int i, int len) {
-        while (i < len && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n')) {
-            i++;
-        }
-        return i;
-    }
+        private static final int START = 0;
+        private static final int KEY_OR_END = 1;
+        private static final int KEY = 2;
+        private static final int COLON = 3;
+        private static final int VALUE = 4;
+        private static final int STRING = 5;
+        private static final int NESTED = 6;
+        private static final int SCALAR = 7;
+        private static final int AFTER_VALUE = 8;
+        private static final int DONE = 9;
 
-    /** The index after the string that starts at {@code i} (a quote), or -1 if it does not end within len. */
-    private static int endOfString(byte[] b, int i, int len) {
-        for (int j = i + 1; j < len; j++) {
-            if (b[j] == '\\') {
-                j++;
-            } else if (b[j] == '"') {
-                return j + 1;
+        private int state;
+        private boolean escaped;
+        private final byte[] key = new byte[8];
+        private int keyLen;
+        private boolean keyPlain;
+        private boolean inId;
+        private int depth;
+        private boolean nestedString;
+        private final byte[] idBytes = new byte[MAX_ID_BYTES];
+        private int idLen;
+        private boolean idTooLong;
+        private boolean idSeen;
+        private Object id;
+        private boolean method;
+        private boolean closed;
+
+        void reset() {
+            state = START;
+            escaped = false;
+            keyLen = 0;
+            inId = false;
+            depth = 0;
+            nestedString = false;
+            idLen = 0;
+            idTooLong = false;
+            idSeen = false;
+            id = null;
+            method = false;
+            closed = false;
+        }
+
+        /** The request's id: a string or a number, or {@code null} if the object had none (or a strange one). */
+        Object id() {
+            return id;
+        }
+
+        /** A complete object with a method and no id: a notification. */
+        boolean notification() {
+            return closed && method && !idSeen;
+        }
+
+        void feed(byte[] b, int off, int len) {
+            for (int i = off; i < off + len && state != DONE; i++) {
+                step(b[i]);
             }
         }
-        return -1;
-    }
 
-    /** The index after the value that starts at {@code i}, or -1 if it does not end within len. */
-    private static int endOfValue(byte[] b, int i, int len) {
-        byte c = b[i];
-        if (c == '"') {
-            return endOfString(b, i, len);
-        }
-        if (c == '{' || c == '[') {
-            int depth = 0;
-            for (int j = i; j < len; j++) {
-                byte x = b[j];
-                if (x == '"') {
-                    j = endOfString(b, j, len);
-                    if (j < 0) {
-                        return -1;
-                    }
-                    j--;
-                } else if (x == '{' || x == '[') {
-                    depth++;
-                } else if (x == '}' || x == ']') {
-                    if (--depth == 0) {
-                        return j + 1;
+        private void step(byte c) {
+            boolean ws = c == ' ' || c == '\t' || c == '\r' || c == '\n';
+            switch (state) {
+                case START -> state = ws ? START : c == '{' ? KEY_OR_END : DONE;
+                case KEY_OR_END -> {
+                    if (c == '"') {
+                        state = KEY;
+                        keyLen = 0;
+                        keyPlain = true;
+                    } else if (c == '}') {
+                        end();
+                    } else if (!ws) {
+                        state = DONE;
                     }
                 }
+                case KEY -> {
+                    if (escaped) {
+                        escaped = false;
+                        keyPlain = false; // an escaped key is never "id" to the SDK's clients
+                    } else if (c == '\\') {
+                        escaped = true;
+                    } else if (c == '"') {
+                        state = COLON;
+                    } else if (keyLen < key.length) {
+                        key[keyLen++] = c;
+                    } else {
+                        keyPlain = false;
+                    }
+                }
+                case COLON -> state = ws ? COLON : c == ':' ? VALUE : DONE;
+                case VALUE -> {
+                    if (ws) {
+                        return;
+                    }
+                    inId = keyIs("id") && !idSeen;
+                    if (keyIs("method")) {
+                        method = true;
+                    }
+                    if (inId) {
+                        idSeen = true;
+                        idLen = 0;
+                        capture(c);
+                    }
+                    if (c == '"') {
+                        state = STRING;
+                    } else if (c == '{' || c == '[') {
+                        state = NESTED;
+                        depth = 1;
+                        nestedString = false;
+                    } else {
+                        state = SCALAR;
+                    }
+                }
+                case STRING -> {
+                    capture(c);
+                    if (escaped) {
+                        escaped = false;
+                    } else if (c == '\\') {
+                        escaped = true;
+                    } else if (c == '"') {
+                        valueEnded();
+                        state = AFTER_VALUE;
+                    }
+                }
+                case NESTED -> {
+                    if (nestedString) {
+                        if (escaped) {
+                            escaped = false;
+                        } else if (c == '\\') {
+                            escaped = true;
+                        } else if (c == '"') {
+                            nestedString = false;
+                        }
+                    } else if (c == '"') {
+                        nestedString = true;
+                    } else if (c == '{' || c == '[') {
+                        depth++;
+                    } else if ((c == '}' || c == ']') && --depth == 0) {
+                        inId = false; // an object or array is no id
+                        state = AFTER_VALUE;
+                    }
+                }
+                case SCALAR -> {
+                    if (c == ',' || c == '}' || ws) {
+                        valueEnded();
+                        state = c == ',' ? KEY_OR_END : AFTER_VALUE;
+                        if (c == '}') {
+                            end();
+                        }
+                    } else {
+                        capture(c);
+                    }
+                }
+                case AFTER_VALUE -> {
+                    if (c == ',') {
+                        state = KEY_OR_END;
+                    } else if (c == '}') {
+                        end();
+                    } else if (!ws) {
+                        state = DONE;
+                    }
+                }
+                default -> {
+                    // DONE: the rest of the line is not looked at
+                }
             }
-            return -1;
         }
-        for (int j = i; j < len; j++) {
-            byte x = b[j];
-            if (x == ',' || x == '}' || x == ']' || x == ' ' || x == '\t' || x == '\r' || x == '\n') {
-                return j;
+
+        private void end() {
+            closed = true;
+            state = DONE;
+        }
+
+        private boolean keyIs(String name) {
+            if (!keyPlain || keyLen != name.length()) {
+                return false;
+            }
+            for (int i = 0; i < keyLen; i++) {
+                if (key[i] != name.charAt(i)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        private void capture(byte c) {
+            if (!inId) {
+                return;
+            }
+            if (idLen < idBytes.length) {
+                idBytes[idLen++] = c;
+            } else {
+                idTooLong = true;
             }
         }
-        return -1;
+
+        /** The id's value is complete: read it, if it is a string or an integer. */
+        private void valueEnded() {
+            if (!inId) {
+                return;
+            }
+            inId = false;
+            if (idTooLong || idLen == 0) {
+                return;
+            }
+            try {
+                Object v = mapper.readValue(new String(idBytes, 0, idLen, StandardCharsets.UTF_8), Object.class);
+                id = v instanceof String || v instanceof Number ? v : null;
+            } catch (IOException | RuntimeException e) {
+                id = null;
+            }
+        }
     }
 }

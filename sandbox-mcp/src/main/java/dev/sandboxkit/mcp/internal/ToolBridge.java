@@ -1,6 +1,7 @@
 package dev.sandboxkit.mcp.internal;
 
 import dev.sandboxkit.SandboxException;
+import dev.sandboxkit.tools.SandboxTool;
 import dev.sandboxkit.tools.SandboxTools;
 import dev.sandboxkit.tools.ToolDefinition;
 import dev.sandboxkit.tools.ToolResult;
@@ -19,7 +20,8 @@ import java.util.Map;
 
 /**
  * The {@link SandboxTools} set as MCP tools. Each tool keeps its name, description and JSON schema (the SDK checks
- * every call's arguments against it before the handler runs). Results map as follows:
+ * every call's arguments against it before the handler runs), and gets a title and the hints of the MCP
+ * specification's tool annotations. Results map as follows:
  *
  * <ul>
  *   <li>a {@link ToolResult} is a {@code CallToolResult} with one text item, {@code isError} as the result says
@@ -39,6 +41,7 @@ public final class ToolBridge {
     public static final String META_RETRYABLE = "dev.sandboxkit/retryable";
 
     private static final Logger log = LoggerFactory.getLogger(ToolBridge.class);
+    private static final String CANCELLED = "The call was cancelled; what it ran in the sandbox was stopped.";
 
     private ToolBridge() {
     }
@@ -48,42 +51,80 @@ public final class ToolBridge {
      *
      * @param tools    the tool set
      * @param sessions maps each call's MCP session to its conversation
+     * @param calls    the requests in flight, which a cancellation reaches
      * @param mapper   the SDK's mapper, to hand it the schemas
      * @return the specifications, in the set's order
      */
-    public static List<SyncToolSpecification> specifications(SandboxTools tools, Sessions sessions,
+    public static List<SyncToolSpecification> specifications(SandboxTools tools, Sessions sessions, Calls calls,
                                                              McpJsonMapper mapper) {
         List<SyncToolSpecification> specs = new ArrayList<>();
+        // A sandbox without a network cannot reach anything outside it: a closed world.
+        boolean network = !"none".equals(tools.spec().network());
         for (ToolDefinition d : tools.definitions()) {
-            boolean writes = d.tool().changesWorkspace();
+            String title = title(d.tool());
             McpSchema.Tool tool = McpSchema.Tool.builder(d.name(), mapper, d.inputSchema())
+                    .title(title)
                     .description(d.description())
-                    .annotations(McpSchema.ToolAnnotations.builder()
-                            .readOnlyHint(!writes)
-                            .destructiveHint(writes)
-                            .build())
+                    .annotations(annotations(d.tool(), title, network))
                     .build();
             specs.add(SyncToolSpecification.builder()
                     .tool(tool)
-                    .callHandler((exchange, request) -> call(tools, sessions, exchange, request))
+                    .callHandler((exchange, request) -> call(tools, sessions, calls, exchange, request))
                     .build());
         }
         return specs;
     }
 
-    static McpSchema.CallToolResult call(SandboxTools tools, Sessions sessions, McpSyncServerExchange exchange,
-                                         McpSchema.CallToolRequest request) {
+    static String title(SandboxTool tool) {
+        return switch (tool) {
+            case RUN_COMMAND -> "Run a shell command";
+            case READ_FILE -> "Read a file";
+            case WRITE_FILE -> "Write a file";
+            case EDIT_FILE -> "Edit a file";
+            case LIST_FILES -> "List files";
+            case SEARCH_FILES -> "Search files";
+        };
+    }
+
+    /**
+     * The hints: only run_command may reach outside the sandbox (when it has a network); the file tools that
+     * write overwrite what was there (destructive), and only write_file does the same when repeated (idempotent).
+     * The last two are left out for tools that only read, as the specification says they mean nothing there.
+     */
+    static McpSchema.ToolAnnotations annotations(SandboxTool tool, String title, boolean network) {
+        McpSchema.ToolAnnotations.Builder b = McpSchema.ToolAnnotations.builder().title(title)
+                .readOnlyHint(!tool.changesWorkspace())
+                .openWorldHint(tool == SandboxTool.RUN_COMMAND && network);
+        if (tool.changesWorkspace()) {
+            b.destructiveHint(true).idempotentHint(tool == SandboxTool.WRITE_FILE);
+        }
+        return b.build();
+    }
+
+    static McpSchema.CallToolResult call(SandboxTools tools, Sessions sessions, Calls calls,
+                                         McpSyncServerExchange exchange, McpSchema.CallToolRequest request) {
         Sessions.Use use;
         try {
             use = sessions.enter(exchange.sessionId(), sessionKey(exchange));
         } catch (Sessions.KeyMismatchException e) {
             return result(e.getMessage(), true, null);
         }
+        Object requestId = exchange.transportContext() == null ? null
+                : exchange.transportContext().get(Calls.REQUEST_ID);
+        Calls.Call call = calls.enter(exchange.sessionId(), requestId);
         try {
+            if (call.cancelled()) {
+                return result(CANCELLED, true, null); // dropped on its way out
+            }
             Map<String, Object> args = request.arguments() == null ? Map.of() : request.arguments();
-            ToolResult r = tools.execute(use.conversation(), request.name(), args);
+            ToolResult r = use.tools().execute(use.conversation(), request.name(), args);
             return result(r.text(), r.error(), null);
         } catch (SandboxException e) {
+            if (call.cancelled()) {
+                log.info("{} for conversation {} stopped: its request was cancelled or its session ended",
+                        request.name(), use.conversation());
+                return result(CANCELLED, true, null);
+            }
             log.warn("{} failed for conversation {}: {}", request.name(), use.conversation(), e.toString());
             log.debug("{} failure", request.name(), e);
             Map<String, Object> meta = new LinkedHashMap<>();
@@ -97,6 +138,7 @@ public final class ToolBridge {
                             + "; the server's log has the details")
                     .build();
         } finally {
+            calls.exit(call);
             sessions.exit(use);
         }
     }

@@ -22,9 +22,11 @@ import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The files of an MCP session's workspace as MCP resources, through one resource template,
@@ -34,8 +36,12 @@ import java.util.Map;
  *
  * <p>Reads go through the manager's files API: nothing starts or resumes a container, a reaped session's files
  * are readable, and nothing outside the workdir is reachable (links are never followed). A session that has not
- * run a tool yet has no workspace: its reads are "resource not found". Workspaces are per session, so there is
- * no static resource list: {@code resources/list} is empty, clients list files with the {@code list_files} tool.
+ * run a tool yet has no workspace: its reads are "resource not found".
+ *
+ * <p>{@code resources/list} ({@link #list}, answered by the {@link Gate}: the SDK knows only resources fixed at
+ * start) names the session's regular files, depth first in path order, {@value #PAGE} per page, at most
+ * {@value #MAX_LISTED} in all and {@value #MAX_DEPTH} directories deep; {@code .git} and {@code node_modules} are
+ * not entered. Any other file is still read through the template.
  */
 public final class WorkspaceResources {
     /** The URI prefix of workspace files. */
@@ -44,6 +50,14 @@ public final class WorkspaceResources {
     public static final String TEMPLATE = PREFIX + "{+path}";
     /** Largest file read as a resource: text or base64 must fit the clients' default 16 MiB message. */
     public static final int MAX_BYTES = 10_000_000;
+    /** Resources per {@code resources/list} page. */
+    public static final int PAGE = 100;
+    /** The most files {@code resources/list} names, over all its pages. */
+    public static final int MAX_LISTED = 1000;
+    /** How many directories deep {@code resources/list} looks. */
+    public static final int MAX_DEPTH = 10;
+    private static final Set<String> NOT_ENTERED = Set.of(".git", "node_modules");
+    private static final String CURSOR_PREFIX = "files:";
 
     private static final Logger log = LoggerFactory.getLogger(WorkspaceResources.class);
 
@@ -149,6 +163,105 @@ public final class WorkspaceResources {
         } finally {
             sessions.exit(use);
         }
+    }
+
+    /**
+     * One page of the session's workspace files as resources.
+     *
+     * @param tools        the tool set, whose manager holds the workspaces
+     * @param sessions     maps the MCP session to its conversation
+     * @param mcpSessionId the MCP session
+     * @param sessionKey   the key the request carries, or {@code null}
+     * @param cursor       the previous page's {@code nextCursor}, or {@code null} for the first page
+     * @return the page; {@code nextCursor} is set while more files follow
+     * @throws McpError {@code -32602} for a cursor this server did not hand out or a session key that does not fit;
+     *                  {@code -32603} if the backend fails
+     */
+    public static McpSchema.ListResourcesResult list(SandboxTools tools, Sessions sessions, String mcpSessionId,
+                                                     String sessionKey, String cursor) {
+        int offset = offset(cursor);
+        Sessions.Use use;
+        try {
+            use = sessions.enter(mcpSessionId, sessionKey);
+        } catch (Sessions.KeyMismatchException e) {
+            throw McpError.builder(JsonRpc.INVALID_PARAMS).message(e.getMessage()).build();
+        }
+        List<FileInfo> found = new ArrayList<>();
+        try {
+            SandboxFiles files = tools.manager().files(tools.sessionId(use.conversation()));
+            walk(files, "", 1, Math.min(offset + PAGE + 1, MAX_LISTED), found);
+        } catch (SandboxNotFoundException e) {
+            found.clear(); // no workspace yet: no tool has run in this session
+        } catch (SandboxException e) {
+            throw operator(PREFIX, e);
+        } finally {
+            sessions.exit(use);
+        }
+        List<McpSchema.Resource> page = new ArrayList<>();
+        for (int i = offset; i < Math.min(found.size(), offset + PAGE); i++) {
+            FileInfo f = found.get(i);
+            String mime = URLConnection.getFileNameMap().getContentTypeFor(f.name());
+            page.add(McpSchema.Resource.builder(uri(f.path()), f.path()).mimeType(mime).size(f.size()).build());
+        }
+        boolean more = found.size() > offset + PAGE;
+        return McpSchema.ListResourcesResult.builder(page).nextCursor(more ? CURSOR_PREFIX + (offset + PAGE) : null)
+                .build();
+    }
+
+    private static int offset(String cursor) {
+        if (cursor == null) {
+            return 0;
+        }
+        try {
+            int n = cursor.startsWith(CURSOR_PREFIX) ? Integer.parseInt(cursor.substring(CURSOR_PREFIX.length())) : -1;
+            if (n >= 0 && n < MAX_LISTED && n % PAGE == 0) {
+                return n;
+            }
+        } catch (NumberFormatException e) {
+            // not one of ours
+        }
+        throw McpError.builder(JsonRpc.INVALID_PARAMS).message("Invalid params: unknown cursor \"" + JsonRpc.cut(cursor)
+                + "\"; pass the nextCursor of the previous page").build();
+    }
+
+    /** Regular files, depth first in path order, until {@code limit} are found. */
+    private static void walk(SandboxFiles files, String dir, int depth, int limit, List<FileInfo> out) {
+        for (FileInfo e : files.list(dir)) {
+            if (out.size() >= limit) {
+                return;
+            }
+            if (e.isFile()) {
+                out.add(e);
+            } else if (e.isDirectory() && depth < MAX_DEPTH && !NOT_ENTERED.contains(e.name())) {
+                try {
+                    walk(files, e.path(), depth + 1, limit, out);
+                } catch (SandboxFileException unreadable) {
+                    if (unreadable.reason() == SandboxFileException.Reason.IO_ERROR
+                            || unreadable.reason() == SandboxFileException.Reason.UNSUPPORTED) {
+                        throw unreadable;
+                    }
+                    // a directory the sandbox made unlistable (mode, too many entries): its files are left out
+                } catch (SandboxNotFoundException gone) {
+                    // removed while listed
+                }
+            }
+        }
+    }
+
+    /** The URI of a workspace path: each segment percent-encoded (RFC 3986 unreserved characters stay). */
+    static String uri(String path) {
+        StringBuilder b = new StringBuilder(PREFIX);
+        for (byte x : path.getBytes(StandardCharsets.UTF_8)) {
+            int c = x & 0xff;
+            if (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.'
+                    || c == '_' || c == '~' || c == '/') {
+                b.append((char) c);
+            } else {
+                b.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
+                        .append(Character.toUpperCase(Character.forDigit(c & 15, 16)));
+            }
+        }
+        return b.toString();
     }
 
     /** The workspace path a URI names, percent-decoded. */

@@ -25,7 +25,8 @@ class StdioGuardTest {
     private final ByteArrayOutputStream replies = new ByteArrayOutputStream();
 
     private String passed(InputStream raw, int max) throws IOException {
-        return new String(new StdioGuard(raw, replies, JSON, max).readAllBytes(), StandardCharsets.UTF_8);
+        return new String(new StdioGuard(raw, replies, JSON, max, m -> Gate.Verdict.PASS).readAllBytes(),
+                StandardCharsets.UTF_8);
     }
 
     private String passed(String raw) throws IOException {
@@ -105,20 +106,55 @@ class StdioGuardTest {
     }
 
     @Test
-    void theLeadingIdIsFoundInATruncatedMessage() {
-        StdioGuard g = new StdioGuard(InputStream.nullInputStream(), replies, JSON, 4096);
-        assertThat(id(g, "{\"jsonrpc\":\"2.0\",\"id\":12,\"params\":{\"x\":\"")).isEqualTo(12);
-        assertThat(id(g, "{ \"method\" : \"a\\\"}{\" , \"meta\":{\"id\":5,\"y\":[1,{\"z\":\"}\"}]}, \"id\" : \"s-1\", \"p"))
-                .isEqualTo("s-1");
-        assertThat(id(g, "{\"jsonrpc\":\"2.0\",\"params\":{\"id\":3,\"content\":\"xxxx")).isNull(); // id after params
-        assertThat(id(g, "{\"id\":{\"a\":1}}")).isNull();
-        assertThat(id(g, "[1,2]")).isNull();
-        assertThat(id(g, "{\"id\":12")).isNull(); // the number may go on
+    void anOversizedLineWithItsIdLastIsAnsweredWithThatId() throws IOException {
+        int max = 64 * 1024;
+        // As the TypeScript SDK writes it: method, params (50 MiB), jsonrpc, and the id at the very end.
+        InputStream huge = new SequenceInputStream(Collections.enumeration(List.of(
+                new ByteArrayInputStream("{\"method\":\"tools/call\",\"params\":{\"name\":\"write_file\",\"arguments\":{\"content\":\""
+                        .getBytes(StandardCharsets.UTF_8)),
+                new Repeat((byte) 'x', 50L << 20),
+                new ByteArrayInputStream(("\",\"id\":\"no\"}},\"jsonrpc\":\"2.0\",\"id\":17}\n" + PING + "\n")
+                        .getBytes(StandardCharsets.UTF_8)))));
+        assertThat(passed(huge, max)).isEqualTo(PING + "\n");
+        List<Map<String, Object>> r = replies();
+        assertThat(r).hasSize(1);
+        assertThat(r.get(0)).containsEntry("id", 17);
+        assertThat(code(r.get(0))).isEqualTo(-32600);
     }
 
-    private static Object id(StdioGuard g, String prefix) {
-        byte[] b = prefix.getBytes(StandardCharsets.UTF_8);
-        return g.leadingId(b, b.length);
+    @Test
+    void anOversizedNotificationGetsNoAnswer() throws IOException {
+        String note = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\",\"params\":{\"id\":4,\"p\":\"" + "y".repeat(5000)
+                + "\"}}";
+        assertThat(passed(new ByteArrayInputStream((note + "\n" + PING + "\n").getBytes(StandardCharsets.UTF_8)), 1024))
+                .isEqualTo(PING + "\n");
+        assertThat(replies()).isEmpty();
+    }
+
+    @Test
+    void theScanFindsTheTopLevelIdWhereverItIsAndWhateverSurroundsIt() {
+        StdioGuard g = new StdioGuard(InputStream.nullInputStream(), replies, JSON, 4096, m -> Gate.Verdict.PASS);
+        assertThat(scan(g, "{\"jsonrpc\":\"2.0\",\"id\":12,\"params\":{\"x\":\"")).isEqualTo(12);
+        assertThat(scan(g, "{ \"method\" : \"a\\\"}{\" , \"meta\":{\"id\":5,\"y\":[1,{\"z\":\"}\"}]}, \"id\" : \"s-1\" }"))
+                .isEqualTo("s-1");
+        assertThat(scan(g, "{\"params\":{\"id\":3,\"c\":\"]}\\\\\"},\"id\" :-7 }")).isEqualTo(-7);
+        assertThat(scan(g, "{\"jsonrpc\":\"2.0\",\"params\":{\"id\":3,\"content\":\"xxxx")).isNull(); // cut short
+        assertThat(scan(g, "{\"id\":{\"a\":1}}")).isNull();
+        assertThat(scan(g, "{\"id\":null}")).isNull();
+        assertThat(scan(g, "{\"i\\u0064\":9}")).isNull();
+        assertThat(scan(g, "[1,2]")).isNull();
+        assertThat(scan(g, "{\"id\":12")).isNull(); // the number may go on
+    }
+
+    /** The scan fed a byte at a time: the pieces may end anywhere. */
+    private static Object scan(StdioGuard g, String message) {
+        StdioGuard.IdScan scan = g.new IdScan();
+        scan.reset();
+        byte[] b = message.getBytes(StandardCharsets.UTF_8);
+        for (int i = 0; i < b.length; i++) {
+            scan.feed(b, i, 1);
+        }
+        return scan.id();
     }
 
     /** {@code n} copies of a byte. */

@@ -26,13 +26,22 @@ import java.util.Map;
  *         .build();
  * }</pre>
  *
+ * <p>It also keeps the tool context from being empty: Spring AI refuses to call a {@code @Tool} method that takes a
+ * {@link org.springframework.ai.chat.model.ToolContext} when the context is empty, so {@link SandboxToolMethods}
+ * could not apply a {@linkplain SandboxToolCallbackProvider.Builder#defaultConversation(String) default
+ * conversation}, nor say that a conversation id is missing. A request with neither the parameter nor a tool context
+ * gets the entry {@code sandboxkit_advised=true}.
+ *
  * <p>It must run before the tool-calling advisor: the default order is {@value #DEFAULT_ORDER}, 50 before
- * {@link ToolCallingAdvisor#DEFAULT_ORDER}. Requests without the parameter, or whose model options cannot carry
- * tools, pass unchanged. Stateless and thread-safe.
+ * {@link ToolCallingAdvisor#DEFAULT_ORDER}. Requests with a tool context and without the parameter, or whose model
+ * options cannot carry tools, pass unchanged. Stateless and thread-safe.
  */
 public final class SandboxConversationAdvisor implements BaseAdvisor {
     /** The default order: just before Spring AI's tool-calling advisor. */
     public static final int DEFAULT_ORDER = ToolCallingAdvisor.DEFAULT_ORDER - 50;
+
+    /** The entry that keeps an otherwise empty tool context from being empty. */
+    static final String ADVISED = "sandboxkit_advised";
 
     private final int order;
 
@@ -52,25 +61,31 @@ public final class SandboxConversationAdvisor implements BaseAdvisor {
     }
 
     /**
-     * Copies the conversation id parameter into the request's tool context, unless the context has one.
+     * Copies the conversation id parameter into the request's tool context, unless the context has one; without
+     * the parameter, marks an empty tool context (see the class description).
      *
      * @param request the request
      * @param chain   the chain
-     * @return the request, with the id in its tool context when there was one to copy
+     * @return the request, with the id (or the mark) in its tool context
      */
     @Override
     public ChatClientRequest before(ChatClientRequest request, AdvisorChain chain) {
         Object id = request.context().get(ChatMemory.CONVERSATION_ID);
         Prompt prompt = request.prompt();
-        if (id == null || !(prompt.getOptions() instanceof ToolCallingChatOptions options)) {
+        if (!(prompt.getOptions() instanceof ToolCallingChatOptions options)) {
             return request;
         }
         Map<String, Object> context = options.getToolContext();
-        if (context != null && context.containsKey(ChatMemory.CONVERSATION_ID)) {
+        boolean empty = context == null || context.isEmpty();
+        ChatOptions advised;
+        if (id != null && (empty || !context.containsKey(ChatMemory.CONVERSATION_ID))) {
+            advised = options.mutate().toolContext(ChatMemory.CONVERSATION_ID, id).build();
+        } else if (empty) {
+            advised = options.mutate().toolContext(ADVISED, Boolean.TRUE).build();
+        } else {
             return request;
         }
-        ChatOptions withId = options.mutate().toolContext(ChatMemory.CONVERSATION_ID, id).build();
-        return request.mutate().prompt(prompt.mutate().chatOptions(withId).build()).build();
+        return request.mutate().prompt(prompt.mutate().chatOptions(advised).build()).build();
     }
 
     /**

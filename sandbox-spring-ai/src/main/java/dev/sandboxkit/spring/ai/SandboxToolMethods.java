@@ -21,8 +21,9 @@ import java.util.Objects;
  * <p>Prefer {@link SandboxToolCallbackProvider} where you can. Annotations are fixed at compile time, so this
  * class always declares all six tools, with descriptions that cannot state the set's configured limits; a tool
  * the set does not offer (read-only sets, allow-lists) answers the model that it is not available. Spring AI
- * refuses to call a method that takes a {@link ToolContext} when the context is empty, so a default
- * conversation only applies when the context holds other entries.
+ * refuses to call a method that takes a {@link ToolContext} when the context is empty: register a
+ * {@link SandboxConversationAdvisor} (the Spring Boot starter does), which keeps it from being empty, so that a
+ * call without a conversation id gets the default conversation, or, without one, says what is missing.
  *
  * <p><b>Failures.</b> The model's mistakes come back as the tool's answer, as with the provider. Spring AI wraps
  * whatever a {@code @Tool} method throws and, by default, shows its message to the model: register a

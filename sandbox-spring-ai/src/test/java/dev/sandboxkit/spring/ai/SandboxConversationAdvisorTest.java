@@ -73,7 +73,7 @@ class SandboxConversationAdvisorTest {
     }
 
     @Test
-    void withoutTheParameterTheRequestPassesUnchanged() {
+    void withoutTheParameterATheRequestsToolContextIsKeptOrMarked() {
         ContextProbe probe = new ContextProbe();
         ChatClient chat = ChatClient.builder(new ScriptedChatModel(toolCall("probe", "{}"), reportLastToolResponse(),
                         toolCall("probe", "{}"), reportLastToolResponse()))
@@ -82,7 +82,9 @@ class SandboxConversationAdvisorTest {
         chat.prompt().user("one").call().content();
         chat.prompt().user("two").toolContext(SandboxToolContext.of("explicit")).call().content();
 
-        assertThat(probe.seen).containsExactly(Map.of(), Map.of(SandboxToolContext.CONVERSATION_ID, "explicit"));
+        // An empty context gets a mark: Spring AI calls @Tool methods that take a ToolContext only with a non-empty one.
+        assertThat(probe.seen).containsExactly(Map.of(SandboxConversationAdvisor.ADVISED, true),
+                Map.of(SandboxToolContext.CONVERSATION_ID, "explicit"));
     }
 
     @Test

@@ -96,7 +96,7 @@ class SandboxToolMethodsDockerTest {
                 "Exit code: 0\n--- stdout ---\none\n2\n", // plain text, not a JSON string with \n escapes
                 "echo 2\n[/workspace/app.sh: lines 2-2 of 2, end of file]",
                 "app.sh:1: echo one\n[1 match in /workspace, 1 file searched]", // ignore_case reached the tool
-                "/workspace:\napp.sh  (16 bytes)\n[0 directories, 1 other entry]");
+                "/workspace:\napp.sh  (16 bytes)\n[0 directories, 1 file]");
     }
 
     @Test
@@ -169,6 +169,28 @@ class SandboxToolMethodsDockerTest {
 
         assertThat(manager.files(tools.sessionId("methods-cli")).exists("x.txt")).isTrue();
         assertThat(single.tools()).isSameAs(tools);
+    }
+
+    @Test
+    void aDefaultConversationAppliesToTheMethodsThroughTheChatClientWithoutAnyId() {
+        SandboxToolMethods single = new SandboxToolMethods(
+                SandboxToolCallbackProvider.builder(tools).defaultConversation("methods-chat-default").build());
+        ScriptedChatModel model = new ScriptedChatModel(toolCall("write_file", "{\"path\":\"d.txt\",\"content\":\"dd\"}"),
+                reportLastToolResponse());
+        ChatClient chat = ChatClient.builder(model).defaultAdvisors(new SandboxConversationAdvisor()).build();
+
+        String answer = chat.prompt().user("go").tools(single).call().content(); // no id, no tool context
+
+        assertThat(answer).isEqualTo("final: Wrote 2 bytes (1 line) to /workspace/d.txt (new file).");
+        assertThat(manager.files(tools.sessionId("methods-chat-default")).exists("d.txt")).isTrue();
+
+        // Without a default, the application hears what is missing (not Spring AI's "ToolContext is required").
+        ScriptedChatModel second = new ScriptedChatModel(toolCall("list_files", "{}"), reportLastToolResponse());
+        ChatClient chat2 = ChatClient.builder(second).defaultAdvisors(new SandboxConversationAdvisor(),
+                ToolCallingAdvisor.builder().toolCallingManager(ToolCallingManager.builder()
+                        .toolExecutionExceptionProcessor(new SandboxToolExceptionProcessor()).build()).build()).build();
+        assertThatThrownBy(() -> chat2.prompt().user("go").tools(methods).call().content())
+                .isInstanceOf(SandboxConfigurationException.class).hasMessageContaining("without a conversation");
     }
 
     private SandboxTools brokenTools() {

@@ -58,10 +58,18 @@ public class SandboxProperties {
     private Duration reconcileInterval = Duration.ofSeconds(60);
 
     /**
-     * The fleet: the managers that share one session store. Give applications that share an engine but not a
-     * store different names.
+     * The fleet: a name that partitions the managers on one engine; the orphan sweep lists only its own fleet's
+     * containers. Default: the core's ({@code default}). Naming one grants no power over other applications'
+     * containers: the sweep judges a container only by the session store it was created under.
      */
-    private String fleet = "default";
+    private String fleet;
+
+    /**
+     * How old a container, workdir or snapshot that no live manager of this store accounts for must be before the
+     * orphan sweep removes it. Default: the core's (10 minutes).
+     */
+    @DurationUnit(ChronoUnit.SECONDS)
+    private Duration orphanGrace;
 
     /** This manager's instance id, the owner label of its containers. Default: random. Never share one. */
     private String instanceId;
@@ -254,7 +262,7 @@ public class SandboxProperties {
     /**
      * The fleet name.
      *
-     * @return {@code sandboxkit.fleet}
+     * @return {@code sandboxkit.fleet}, or {@code null} for the core's default
      */
     public String getFleet() {
         return fleet;
@@ -267,6 +275,24 @@ public class SandboxProperties {
      */
     public void setFleet(String fleet) {
         this.fleet = fleet;
+    }
+
+    /**
+     * The orphan sweep's grace.
+     *
+     * @return {@code sandboxkit.orphan-grace}, or {@code null} for the core's default
+     */
+    public Duration getOrphanGrace() {
+        return orphanGrace;
+    }
+
+    /**
+     * Sets {@code sandboxkit.orphan-grace}.
+     *
+     * @param orphanGrace positive
+     */
+    public void setOrphanGrace(Duration orphanGrace) {
+        this.orphanGrace = orphanGrace;
     }
 
     /**

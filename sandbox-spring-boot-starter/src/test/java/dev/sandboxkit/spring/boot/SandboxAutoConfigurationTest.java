@@ -147,7 +147,8 @@ class SandboxAutoConfigurationTest {
         assertThat(p.getIdleTimeout()).isEqualTo(Duration.ofMinutes(30));
         assertThat(p.getLeaseDuration()).isEqualTo(Duration.ofSeconds(30));
         assertThat(p.getReconcileInterval()).isEqualTo(Duration.ofSeconds(60));
-        assertThat(p.getFleet()).isEqualTo("default");
+        assertThat(p.getFleet()).as("no fleet of its own: the core's default applies").isNull();
+        assertThat(p.getOrphanGrace()).as("the core's default applies").isNull();
         assertThat(p.getMaxFileSize().toBytes()).isEqualTo(FileLimits.DEFAULT.maxFileBytes());
         assertThat(p.getMaxFileEntries()).isEqualTo(FileLimits.DEFAULT.maxEntries());
         assertThat(p.getStore()).isEqualTo(SandboxProperties.StoreType.MEMORY);
@@ -291,7 +292,7 @@ class SandboxAutoConfigurationTest {
             sandboxkit.idle-timeout=0                              | Invalid property sandboxkit.idle-timeout: it must be positive, got 0
             sandboxkit.reaper-interval=-1                          | Invalid property sandboxkit.reaper-interval: it must be positive
             sandboxkit.lease-duration=0ms                          | Invalid property sandboxkit.lease-duration: it must be positive
-            sandboxkit.driver=dockr                                | Invalid property sandboxkit.driver: no sandbox driver named 'dockr'; drivers on the classpath: docker, fake
+            sandboxkit.driver=dockr                                | no sandbox driver named 'dockr' (sandboxkit.driver); did you mean docker? Drivers on the classpath: docker, fake.
             sandboxkit.fleet=no spaces                             | Invalid property sandboxkit.fleet: it must be 1-63 characters
             sandboxkit.instance-id=a/b                             | Invalid property sandboxkit.instance-id
             sandboxkit.max-file-entries=0                          | Invalid property sandboxkit.max-file-entries: it must be at least 1, got 0

@@ -1,11 +1,17 @@
 package dev.sandboxkit.spring.boot;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxUnavailableException;
 import dev.sandboxkit.spring.boot.internal.SandboxFailureAnalyzer;
+import dev.sandboxkit.spring.boot.internal.SandboxHealthIndicator;
 import dev.sandboxkit.tools.SandboxTools;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
 import org.springframework.boot.actuate.info.Info;
 import org.springframework.boot.actuate.info.InfoContributor;
 import org.springframework.boot.diagnostics.FailureAnalysis;
@@ -17,6 +23,8 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -53,6 +61,30 @@ class SandboxLifecycleTest {
     }
 
     @Test
+    void aMissingEngineWithTheDriverDetectedNamesTheBootPropertyAndFailFast() {
+        ApplicationContextRunner detecting = new ApplicationContextRunner().withConfiguration(SandboxAutoConfigurationTest.ALL)
+                .withPropertyValues(Arrays.stream(Engine.base(fleet, root, NO_ENGINE))
+                        .filter(p -> !p.startsWith("sandboxkit.driver=")).toArray(String[]::new));
+        detecting.run(context -> {
+            assertThat(context).hasFailed();
+            String message = Engine.sandboxFailure(context.getStartupFailure()).getMessage();
+            assertThat(message).contains("docker: no Docker socket at /nonexistent.sock (from "
+                            + "sandboxkit.driver-properties.docker.host")
+                    .contains("set sandboxkit.driver=docker and sandboxkit.fail-fast=false")
+                    .doesNotContain("-Dsandboxkit.docker.host").doesNotContain("sandbox-docker");
+            assertThat(new SandboxFailureAnalyzer().analyze(context.getStartupFailure()).getDescription())
+                    .isEqualTo(message);
+        });
+        detecting.withPropertyValues("sandboxkit.fail-fast=false").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(Engine.sandboxFailure(context.getStartupFailure()).getMessage())
+                    .contains("sandboxkit.driver-properties.docker.host")
+                    .contains("sandboxkit.fail-fast=false starts without the engine only with the driver named: set "
+                            + "sandboxkit.driver=docker");
+        });
+    }
+
+    @Test
     void withoutFailFastTheApplicationStartsHealthIsDownAndTheManagerStartsOnceTheEngineAnswers(@TempDir Path sockets)
             throws Exception {
         Path socket = sockets.resolve("docker.sock"); // missing now; a link to the real socket later
@@ -68,6 +100,7 @@ class SandboxLifecycleTest {
                     .containsEntry("started", false).containsEntry("active", 0L);
 
             SandboxTools tools = context.getBean(SandboxTools.class);
+            assertThat(tools.instructions()).contains("/workspace"); // for the system prompt, before the manager starts
             assertThatThrownBy(() -> tools.execute("later", "run_command", "{\"command\":\"echo up\"}"))
                     .isInstanceOf(SandboxUnavailableException.class).matches(e -> ((SandboxUnavailableException) e).isRetryable());
 
@@ -82,6 +115,40 @@ class SandboxLifecycleTest {
         });
         assertThat(Engine.containers(fleet)).isEmpty();
         Files.delete(socket); // the link, not the engine's socket
+    }
+
+    @Test
+    void healthLogsOncePerChangeOfStateWithoutAStackTrace(@TempDir Path sockets) throws Exception {
+        Path socket = sockets.resolve("docker.sock"); // missing now; a link to the real socket later
+        Logger logger = (Logger) LoggerFactory.getLogger(SandboxHealthIndicator.class);
+        ListAppender<ILoggingEvent> logged = new ListAppender<>();
+        logged.start();
+        logger.addAppender(logged);
+        Level level = logger.getLevel();
+        logger.setLevel(Level.DEBUG);
+        try {
+            runner("sandboxkit.fail-fast=false", "sandboxkit.driver-properties.docker.host=unix://" + socket).run(context -> {
+                HealthIndicator health = context.getBean("sandboxkitHealthIndicator", HealthIndicator.class);
+                for (int i = 0; i < 3; i++) {
+                    assertThat(health.health().getStatus()).isEqualTo(Status.DOWN);
+                }
+                Files.createSymbolicLink(socket, Path.of("/var/run/docker.sock")); // the engine "comes back"
+                for (int i = 0; i < 3; i++) {
+                    assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+                }
+            });
+        } finally {
+            logger.detachAppender(logged);
+            logger.setLevel(level);
+            Files.deleteIfExists(socket); // the link, not the engine's socket
+        }
+
+        List<ILoggingEvent> loud = logged.list.stream().filter(e -> e.getLevel().isGreaterOrEqual(Level.INFO)).toList();
+        assertThat(loud).extracting(ILoggingEvent::getLevel).containsExactly(Level.WARN, Level.INFO);
+        assertThat(loud.get(0).getFormattedMessage()).contains("DOWN").contains(socket.toString());
+        assertThat(loud.get(1).getFormattedMessage()).contains("UP");
+        assertThat(loud).allMatch(e -> e.getThrowableProxy() == null, "no stack trace above debug");
+        assertThat(logged.list).filteredOn(e -> e.getLevel() == Level.DEBUG).isNotEmpty(); // the probes in between
     }
 
     @Test

@@ -77,7 +77,7 @@ class SpringAiBootEndToEndTest {
             assertThat(turn(chat, "bob", "show me the plan"))
                     .isEqualTo("final: Exit code: 0\n--- stdout ---\ncat: can't open 'plan.md': No such file or directory\n");
             assertThat(turn(chat, "alice", "what do I have")).isEqualTo("final: /workspace:\nplan.md  (13 bytes)\n"
-                    + "[0 directories, 1 other entry]");
+                    + "[0 directories, 1 file]");
 
             SandboxTools tools = context.getBean(SandboxTools.class);
             SandboxManager manager = context.getBean(SandboxManager.class);
@@ -191,6 +191,22 @@ class SpringAiBootEndToEndTest {
             SandboxTools tools = context.getBean(SandboxTools.class);
             assertThat(new String(context.getBean(SandboxManager.class).files(tools.sessionId("cli")).readBytes("cli.txt"),
                     StandardCharsets.UTF_8)).isEqualTo("one user");
+        });
+    }
+
+    @Test
+    void theDefaultConversationAppliesToTheToolMethodsToo() {
+        ScriptedChatModel single = new ScriptedChatModel(toolCall("write_file", "{\"path\":\"m.txt\",\"content\":\"@Tool\"}"),
+                reportLastToolResponse());
+        app(single, "sandboxkit.tools.default-conversation=cli-methods").run(context -> {
+            ChatClient chat = context.getBean(ChatClient.Builder.class).build();
+            String answer = chat.prompt().user("go").tools(context.getBean(SandboxToolMethods.class)).call().content();
+
+            assertThat(answer).isEqualTo("final: Wrote 5 bytes (1 line) to /workspace/m.txt (new file).");
+            SandboxTools tools = context.getBean(SandboxTools.class);
+            assertThat(tools.sessionId("cli-methods")).isEqualTo("conv-cli-methods");
+            assertThat(new String(context.getBean(SandboxManager.class).files(tools.sessionId("cli-methods"))
+                    .readBytes("m.txt"), StandardCharsets.UTF_8)).isEqualTo("@Tool");
         });
     }
 }

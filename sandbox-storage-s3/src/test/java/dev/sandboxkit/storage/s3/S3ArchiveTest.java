@@ -16,6 +16,7 @@ import org.gaul.s3proxy.S3Proxy;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.postgresql.ds.PGSimpleDataSource;
@@ -43,6 +44,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * mid-upload, the object store down during a restore, a corrupted archive. Each ends with the workdir intact
  * somewhere and, where the caller sees it, a typed retryable error.
  */
+@Tag("s3")
 @DisplayName("S3 archive tier (s3proxy + PostgreSQL + Docker)")
 class S3ArchiveTest {
     private static final Duration TIMEOUT = Duration.ofMinutes(2);

@@ -8,6 +8,7 @@ import dev.sandboxkit.spi.SandboxDescriptor;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -26,6 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * writes a file in each and is killed with SIGKILL. A new manager on the same store leaves none of the dead
  * JVM's containers after one reconcile pass; every workdir file is intact and every session resumes.
  */
+@Tag("postgres")
 @DisplayName("Crash recovery through the orphan sweep")
 @Timeout(180)
 class CrashRecoveryTest {

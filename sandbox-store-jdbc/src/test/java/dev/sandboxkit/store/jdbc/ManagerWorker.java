@@ -4,13 +4,15 @@ import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.ExecResult;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SessionInfo;
+import dev.sandboxkit.spi.SessionStore;
 
 import java.nio.file.Path;
 import java.time.Duration;
 
 /**
- * Main class of a forked JVM running a real manager (Docker driver) on a JDBC store:
- * {@code <h2|pg> <file|schema> <workspaceRoot> <instanceId> <fleet> <leaseMillis> <command> [args]}.
+ * Main class of a forked JVM running a real manager (Docker driver) on a JDBC store, or on its own in-memory one:
+ * {@code <h2|pg|memory> <file|schema|-> <workspaceRoot> <instanceId> <fleet|-> <leaseMillis> <command> [args]}
+ * ({@code -} as the fleet: none named, the core's default).
  * Commands: {@code exec <session> <shell>} (prints INFO, OUT, EXIT, then closes the manager), and
  * {@code hold <prefix> <n>} (acquires n sessions, writes note.txt in each, prints READY, waits to be killed).
  */
@@ -26,10 +28,11 @@ public final class ManagerWorker {
         String fleet = args[4];
         Duration lease = Duration.ofMillis(Long.parseLong(args[5]));
         String command = args[6];
-        JdbcSessionStore store = StoreWorker.open(kind, location);
-        SandboxManager manager = SandboxManager.builder().driver("docker").workspaceRoot(workspaceRoot)
-                .store(store).instanceId(instanceId).fleet(fleet).leaseDuration(lease)
-                .idleTimeout(Duration.ofMinutes(5)).reconcileInterval(Duration.ofMinutes(5)).build();
+        SessionStore store = kind.equals("memory") ? SessionStore.inMemory() : StoreWorker.open(kind, location);
+        SandboxManager.Builder builder = SandboxManager.builder().driver("docker").workspaceRoot(workspaceRoot)
+                .store(store).instanceId(instanceId).leaseDuration(lease)
+                .idleTimeout(Duration.ofMinutes(5)).reconcileInterval(Duration.ofMinutes(5));
+        SandboxManager manager = (fleet.equals("-") ? builder : builder.fleet(fleet)).build();
         switch (command) {
             case "exec" -> {
                 String session = args[7];

@@ -14,6 +14,7 @@ import dev.sandboxkit.spi.SessionStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -43,6 +44,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * created it, the other refuses to destroy, resume or open its files before it writes anything, and a destroy
  * another manager claimed but could not finish is finished where the workdir is.
  */
+@Tag("postgres")
 @DisplayName("Several managers on one JDBC store, on the real Docker engine")
 @Timeout(120)
 class MultiManagerTest {

@@ -3,6 +3,7 @@ package dev.sandboxkit.store.jdbc;
 import dev.sandboxkit.spi.SessionRecord;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -28,6 +29,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Several JVMs on one store: forked processes ({@link StoreWorker}) and this one write the same sessions
  * concurrently; no update is lost, and a killed process leaves a usable database behind.
  */
+@Tag("postgres")
 @DisplayName("Several processes on one store")
 class MultiProcessStoreTest {
     private static final Duration FORK_TIMEOUT = Duration.ofSeconds(60);

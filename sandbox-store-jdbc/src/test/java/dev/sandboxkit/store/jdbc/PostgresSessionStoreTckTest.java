@@ -4,11 +4,13 @@ import dev.sandboxkit.spi.SessionStore;
 import dev.sandboxkit.testkit.tck.SessionStoreTck;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 
 /**
  * One fresh schema for the class, dropped afterwards; each test starts with the sessions table emptied. The
  * store sits on a small validating pool, as in production (a new connection costs 20-35 ms here: fork + scram).
  */
+@Tag("postgres")
 @DisplayName("JDBC session store on PostgreSQL: conformance")
 class PostgresSessionStoreTckTest extends SessionStoreTck {
     private static String schema;

@@ -238,7 +238,7 @@ final class FileTools {
             throw new ToolFailure(display(path) + " is " + describe(root) + ", not a directory.");
         }
         List<String> lines = new ArrayList<>();
-        int[] counts = new int[2]; // directories, others
+        int[] counts = new int[4]; // directories, regular files, symbolic links, others (FIFOs, sockets, devices)
         boolean complete = walk(files, root.path(), "", (int) depth, lines, counts);
         if (lines.isEmpty()) {
             return ToolResult.ok("(" + display(path) + " is empty)");
@@ -247,7 +247,14 @@ final class FileTools {
         lines.forEach(l -> b.append(l).append('\n'));
         if (complete) {
             b.append('[').append(Text.count(counts[0])).append(counts[0] == 1 ? " directory, " : " directories, ")
-                    .append(Text.count(counts[1])).append(counts[1] == 1 ? " other entry]" : " other entries]");
+                    .append(Text.plural(counts[1], "file"));
+            if (counts[2] > 0) {
+                b.append(", ").append(Text.plural(counts[2], "symbolic link"));
+            }
+            if (counts[3] > 0) {
+                b.append(", ").append(Text.count(counts[3])).append(counts[3] == 1 ? " other entry" : " other entries");
+            }
+            b.append(']');
         } else {
             b.append("[listing stopped at ").append(Text.count(settings.listLimit()))
                     .append(" entries: list a subdirectory, or lower max_depth]");
@@ -276,11 +283,11 @@ final class FileTools {
                     out.add(name + "  (" + Text.size(e.size()) + ((e.permissions() & 0111) != 0 ? ", executable" : "") + ")");
                 }
                 case SYMLINK -> {
-                    counts[1]++;
+                    counts[2]++;
                     out.add(name + " -> " + e.linkTarget() + "  (symbolic link, not followed)");
                 }
                 default -> {
-                    counts[1]++;
+                    counts[3]++;
                     out.add(name + "  (" + describe(e) + ")");
                 }
             }

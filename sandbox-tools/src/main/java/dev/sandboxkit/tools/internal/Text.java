@@ -76,7 +76,7 @@ final class Text {
     /** {@code 1,234 bytes}, {@code 12.3 KB}, {@code 4.0 MB}. */
     static String size(long bytes) {
         if (bytes < 10_000) {
-            return String.format(Locale.ROOT, "%,d bytes", bytes);
+            return plural(bytes, "byte");
         }
         if (bytes < 1_000_000) {
             return String.format(Locale.ROOT, "%.1f KB", bytes / 1000.0);

@@ -118,7 +118,7 @@ public final class EngineDiscovery {
             tried.add(c.host + " (" + c.why + "): " + failure);
         }
         throw new SandboxUnavailableException("no Docker engine found. Tried, in order: "
-                + String.join("; ", tried) + ". Start an engine, or set -Dsandboxkit." + DockerHost.PROPERTY
+                + String.join("; ", tried) + ". Start an engine, or set " + context.settingName(DockerHost.PROPERTY)
                 + ", DOCKER_HOST or a Docker context");
     }
 
@@ -141,8 +141,10 @@ public final class EngineDiscovery {
             if (!host.unix() || Files.exists(host.socketPath())) {
                 return Optional.empty();
             }
+            String setting = context.settingName(DockerHost.PROPERTY);
             return Optional.of("no Docker socket at " + host.socketPath() + " (from " + host.source()
-                    + "; start the engine, or set DOCKER_HOST or -Dsandboxkit." + DockerHost.PROPERTY + ")");
+                    + "; start the engine, or correct " + (host.source().equals(setting) ? setting
+                    : host.source() + " or set " + setting) + ")");
         }
         List<String> missing = new ArrayList<>();
         for (Candidate c : candidates()) {
@@ -151,7 +153,7 @@ public final class EngineDiscovery {
             }
             missing.add(c.host.socketPath().toString());
         }
-        return Optional.of("no Docker engine configured (-Dsandboxkit." + DockerHost.PROPERTY
+        return Optional.of("no Docker engine configured (" + context.settingName(DockerHost.PROPERTY)
                 + ", DOCKER_HOST, a Docker context) and no socket at " + String.join(", ", missing));
     }
 
@@ -159,7 +161,7 @@ public final class EngineDiscovery {
     private Optional<DockerHost> configured(DriverContext context) {
         Optional<String> property = context.property(DockerHost.PROPERTY).filter(v -> !v.isBlank());
         if (property.isPresent()) {
-            return Optional.of(withTls(property.get(), context, "-Dsandboxkit." + DockerHost.PROPERTY));
+            return Optional.of(withTls(property.get(), context, context.settingName(DockerHost.PROPERTY)));
         }
         String dockerHost = env.get("DOCKER_HOST");
         if (dockerHost != null && !dockerHost.isBlank()) {

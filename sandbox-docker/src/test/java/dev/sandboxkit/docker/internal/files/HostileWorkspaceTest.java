@@ -20,6 +20,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.io.TempDir;
@@ -48,6 +49,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
  * outside the workspace root (whose absolute host path the container's links point at) and everything
  * outside the session's workdir are checked unchanged.
  */
+@Tag("slow")
 @DisplayName("Files API against a hostile container (real Docker)")
 class HostileWorkspaceTest {
     private static final Duration NEVER_BLOCKS = Duration.ofSeconds(20);

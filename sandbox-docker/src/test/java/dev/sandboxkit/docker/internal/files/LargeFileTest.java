@@ -10,6 +10,7 @@ import dev.sandboxkit.docker.ManagerOnDockerTest;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -33,6 +34,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * than the file. Runs in its own Surefire execution with {@code -Xmx64m} ({@code bounded-heap} in the pom);
  * anywhere else it is skipped, since a large heap proves nothing.
  */
+@Tag("slow")
 @DisplayName("Files API: a 200 MiB file in a 64 MiB heap (real Docker)")
 class LargeFileTest {
     private static final long SIZE = 200L * 1024 * 1024;

@@ -23,6 +23,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -63,6 +64,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
  * FIFOs, which only the freeze around each files call keeps from wedging the engine's open (and the destroy, which
  * is bounded here), and the driver's execs must never collide with such a freeze.
  */
+@Tag("volume")
 @DisplayName("Files API on a named-volume workdir against a hostile container (real Docker)")
 class VolumeHostileWorkspaceTest {
     private static final Duration NEVER_BLOCKS = Duration.ofSeconds(60);

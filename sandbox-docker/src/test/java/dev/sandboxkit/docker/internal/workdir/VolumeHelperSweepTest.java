@@ -16,6 +16,7 @@ import dev.sandboxkit.spi.DriverContext;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -34,6 +35,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * was swept under it makes a new one on its next call (the engine's 404 for the container is told apart from a
  * missing path). Real engine; the grace period is 0 here instead of 10 minutes.
  */
+@Tag("volume")
 @DisplayName("Volume helpers: leftover sweep and recovery (real Docker)")
 class VolumeHelperSweepTest {
     @TempDir

@@ -5,19 +5,10 @@ import dev.sandboxkit.spi.DriverContext;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SandboxDriverProvider;
 import dev.sandboxkit.spring.boot.SandboxProperties;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.nio.file.Path;
 import java.time.Clock;
-import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.Iterator;
-import java.util.List;
 import java.util.Map;
-import java.util.Optional;
-import java.util.ServiceConfigurationError;
-import java.util.ServiceLoader;
 import java.util.UUID;
 
 /**
@@ -26,7 +17,8 @@ import java.util.UUID;
  * engine even while the manager is not started ({@code sandboxkit.fail-fast=false}). Closed after the manager.
  */
 public final class SandboxBackend implements AutoCloseable {
-    private static final Logger log = LoggerFactory.getLogger(SandboxBackend.class);
+    private static final String DRIVER = "sandboxkit.driver";
+    private static final String DRIVER_PROPERTIES = "sandboxkit.driver-properties.";
 
     private final SandboxDriver driver;
     private final boolean ownsDriver;
@@ -60,8 +52,9 @@ public final class SandboxBackend implements AutoCloseable {
             return new SandboxBackend(ownDriver, false, instanceId, root);
         }
         DriverContext context = new DriverContext(instanceId, root, Clock.systemUTC(),
-                Map.copyOf(properties.getDriverProperties()));
-        return new SandboxBackend(resolve(properties.getDriver(), context, classLoader), true, instanceId, root);
+                Map.copyOf(properties.getDriverProperties()), key -> DRIVER_PROPERTIES + key);
+        return new SandboxBackend(resolve(properties.getDriver(), properties.isFailFast(), context, classLoader), true,
+                instanceId, root);
     }
 
     private static Path defaultRoot() {
@@ -69,42 +62,23 @@ public final class SandboxBackend implements AutoCloseable {
         return configured != null ? Path.of(configured) : Path.of(System.getProperty("java.io.tmpdir"), "sandboxkit");
     }
 
-    private static SandboxDriver resolve(String name, DriverContext context, ClassLoader classLoader) {
-        List<SandboxDriverProvider> providers = new ArrayList<>();
-        Iterator<SandboxDriverProvider> it = ServiceLoader.load(SandboxDriverProvider.class, classLoader).iterator();
-        while (true) {
-            try {
-                if (!it.hasNext()) {
-                    break;
-                }
-                providers.add(it.next());
-            } catch (ServiceConfigurationError e) {
-                log.warn("Skipping a sandbox driver provider that failed to load: {}", e.getMessage());
+    /** The core's resolution, with Boot's names for the settings; a failed detection also says what fail-fast needs. */
+    private static SandboxDriver resolve(String name, boolean failFast, DriverContext context, ClassLoader classLoader) {
+        SandboxDriverProvider provider;
+        try {
+            provider = SandboxDriverProvider.find(name, DRIVER, context, classLoader);
+        } catch (SandboxConfigurationException e) {
+            if (name != null && !name.isBlank()) {
+                throw e;
             }
+            // Detection needs the engine's socket; only a named driver can start without it.
+            throw new SandboxConfigurationException(e.getMessage() + (failFast
+                    ? " To start without the engine, set " + DRIVER + "=docker and sandboxkit.fail-fast=false (the "
+                    + "health indicator reports DOWN until it answers)."
+                    : " sandboxkit.fail-fast=false starts without the engine only with the driver named: set " + DRIVER
+                    + "=docker."), e);
         }
-        if (name != null && !name.isBlank()) {
-            for (SandboxDriverProvider p : providers) {
-                if (p.name().equals(name.trim())) {
-                    return create(p, context);
-                }
-            }
-            throw Check.invalid("sandboxkit.driver", "no sandbox driver named '" + name + "'; drivers on the classpath: "
-                    + (providers.isEmpty() ? "none" : String.join(", ", providers.stream().map(SandboxDriverProvider::name)
-                    .sorted().toList())) + ". Add the driver module (for example dev.sandboxkit:sandbox-" + name.trim()
-                    + ") or name another.");
-        }
-        providers.sort(Comparator.comparingInt(SandboxDriverProvider::priority).reversed());
-        List<String> reasons = new ArrayList<>();
-        for (SandboxDriverProvider p : providers) {
-            Optional<String> reason = p.unavailableReason(context);
-            if (reason.isEmpty()) {
-                return create(p, context);
-            }
-            reasons.add(p.name() + ": " + reason.get());
-        }
-        throw new SandboxConfigurationException("No usable sandbox driver (sandboxkit.driver is not set, so one is "
-                + "detected): " + (reasons.isEmpty() ? "none on the classpath" : String.join("; ", reasons))
-                + ". Set sandboxkit.driver (and sandboxkit.driver-properties.*), or add dev.sandboxkit:sandbox-docker.");
+        return create(provider, context);
     }
 
     private static SandboxDriver create(SandboxDriverProvider provider, DriverContext context) {

@@ -119,9 +119,14 @@ public final class SandboxFactory {
                 .idleTimeout(Check.positive(p.getIdleTimeout(), "sandboxkit.idle-timeout"))
                 .leaseDuration(Check.positive(p.getLeaseDuration(), "sandboxkit.lease-duration"))
                 .reconcileInterval(Check.positive(p.getReconcileInterval(), "sandboxkit.reconcile-interval"))
-                .fleet(Check.name(p.getFleet(), "sandboxkit.fleet"))
                 .fileLimits(Check.bytes(p.getMaxFileSize(), "sandboxkit.max-file-size", 1),
                         (int) Check.atLeast(p.getMaxFileEntries(), 1, "sandboxkit.max-file-entries"));
+        if (p.getFleet() != null) {
+            b.fleet(Check.name(p.getFleet(), "sandboxkit.fleet"));
+        }
+        if (p.getOrphanGrace() != null) {
+            b.orphanGrace(Check.positive(p.getOrphanGrace(), "sandboxkit.orphan-grace"));
+        }
         if (p.getReaperInterval() != null) {
             b.reaperInterval(Check.positive(p.getReaperInterval(), "sandboxkit.reaper-interval"));
         }
