@@ -63,7 +63,11 @@ public interface PortForward extends AutoCloseable {
      */
     boolean isOpen();
 
-    /** Stops listening and cuts the forward's open connections. Idempotent. */
+    /**
+     * Stops listening and cuts the forward's open connections. Returns once the port is closed: from then on
+     * connecting to {@link #localAddress()} is refused, and the same local port can be forwarded again at once.
+     * Idempotent.
+     */
     @Override
     void close();
 }

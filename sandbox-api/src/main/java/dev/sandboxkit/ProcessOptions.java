@@ -53,14 +53,15 @@ public final class ProcessOptions {
     }
 
     /**
-     * How many of the newest output bytes the sandbox keeps per stream: at least 3/4 of it and at most all of it
-     * is readable (the window moves on in quarters). Older bytes are dropped, and reads say so.
+     * How many of the newest output bytes the sandbox keeps per stream. The window moves on in quarters of it
+     * ({@code bytes / 4}, rounded down): the sandbox never keeps more than {@code bytes}, and at least three
+     * quarters are readable. Older bytes are dropped, and reads say so.
      *
-     * @param bytes {@value #MIN_RETAINED_BYTES}..{@value #MAX_RETAINED_BYTES}, rounded down to a multiple of 4
+     * @param bytes {@value #MIN_RETAINED_BYTES}..{@value #MAX_RETAINED_BYTES}, kept as given
      * @return a copy with the setting
      */
     public ProcessOptions withRetainedBytes(int bytes) {
-        return new ProcessOptions(countsAsActivity, bytes / 4 * 4);
+        return new ProcessOptions(countsAsActivity, bytes);
     }
 
     /**

@@ -103,7 +103,9 @@ public interface Sandbox extends AutoCloseable {
      * @throws SandboxConfigurationException if the driver cannot forward ports ({@link SandboxUnsupportedException}),
      *                                       or the bind address is not
      *                                       loopback and {@link ForwardOptions#exposeBeyondLoopback()} is not set,
-     *                                       or the local address cannot be bound (in use, not local)
+     *                                       or the local address cannot be bound (not an address of this host)
+     * @throws SandboxUnavailableException   if the local port is in use (another forward or program holds it;
+     *                                       retryable once it is freed)
      * @throws SandboxNotFoundException      if the session was destroyed or released (ephemeral)
      * @throws SandboxAcquireException       if the session had to be resumed and that failed
      */

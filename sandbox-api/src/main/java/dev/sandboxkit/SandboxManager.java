@@ -61,6 +61,9 @@ public interface SandboxManager extends AutoCloseable {
      *                                      being destroyed (retryable: a new session starts once the destroy of
      *                                      the old one has finished)
      * @throws SandboxUnavailableException  if the backend cannot be reached (retryable)
+     * @throws SandboxConfigurationException if the session's workdir is on another host (a manager with another
+     *                                      workspace root; it moves only through the archive tier): acquire it
+     *                                      there; nothing was changed
      * @throws SessionStoreException        if the session store fails (retryable when it is unreachable)
      */
     Sandbox acquire(String sessionId, SandboxSpec spec);
@@ -97,7 +100,8 @@ public interface SandboxManager extends AutoCloseable {
      *
      * @param sessionId the session
      * @return the files API for the session; its calls throw {@link SandboxNotFoundException} if the session
-     *         does not exist or was destroyed
+     *         does not exist or was destroyed, and {@link SandboxConfigurationException} if its workdir is on
+     *         another host (use its files there, or archive it first)
      */
     SandboxFiles files(String sessionId);
 
@@ -197,13 +201,20 @@ public interface SandboxManager extends AutoCloseable {
      *
      * <p>The session is recorded {@link SessionState#DESTROYING} first and {@link SessionState#DESTROYED} only
      * once its container is removed and its workdir deleted. If either fails (the engine is unreachable, the
-     * workdir resists deletion), this method throws and the session stays {@code DESTROYING}, unusable; the
-     * janitor retries it every reconcile interval, as does the next destroy or acquire of the id.
+     * workdir resists deletion), this method throws and the session stays {@code DESTROYING}, unusable, and no
+     * longer held by this manager; the janitor retries it every reconcile interval, as does the next destroy or
+     * acquire of the id, on any manager that can reach the workdir. A destroy another manager is running is
+     * waited for (or taken over once its claim lapses): this method never returns while the session is not gone.
      *
      * @param sessionId the session
-     * @throws SandboxUnavailableException if the backend cannot be reached (retryable)
-     * @throws SandboxException            if the container or the workdir could not be removed
-     * @throws SessionStoreException       if the session store fails
+     * @throws SandboxUnavailableException   if the backend cannot be reached (retryable)
+     * @throws SandboxConfigurationException if the session's workdir is on another host (a manager with another
+     *                                       workspace root; it moves only through the archive tier): destroy it
+     *                                       there, or archive it first; nothing was changed
+     * @throws SandboxTimeoutException       if another manager's destroy of the session did not finish within
+     *                                       twice the lease (at least a minute)
+     * @throws SandboxException              if the container or the workdir could not be removed
+     * @throws SessionStoreException         if the session store fails
      */
     void destroy(String sessionId);
 

@@ -95,9 +95,13 @@ public interface SandboxProcess extends AutoCloseable {
     FollowResult follow(OutputListener listener, long stdoutOffset, long stderrOffset);
 
     /**
-     * Waits for the process to end.
+     * Waits for the process to end. An end ({@code EXITED}, {@code SIGNALED}) is returned only once the output
+     * is complete too: a read right after it sees every byte the process wrote, and
+     * {@link ProcessOutput#isComplete()} says so. Output kept open by something the process left running is
+     * waited for at most 2 s after the exit, as {@link #follow} does (reads then show the stream not complete yet);
+     * that wait can outlast the timeout.
      *
-     * @param timeout how long to wait at most
+     * @param timeout how long to wait at most for the process to end
      * @return the status: {@link ProcessStatus.State#RUNNING} if it still runs when the timeout is up
      * @throws SandboxExecException if the calling thread is interrupted (its interrupt flag is kept)
      */

@@ -9,6 +9,7 @@ import dev.sandboxkit.PortForward;
 import dev.sandboxkit.ProcessOptions;
 import dev.sandboxkit.Sandbox;
 import dev.sandboxkit.SandboxAcquireException;
+import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxEvent;
 import dev.sandboxkit.SandboxException;
 import dev.sandboxkit.SandboxFiles;
@@ -16,6 +17,7 @@ import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.SandboxProcess;
 import dev.sandboxkit.SandboxSpec;
+import dev.sandboxkit.SandboxTimeoutException;
 import dev.sandboxkit.SessionInfo;
 import dev.sandboxkit.SessionState;
 import dev.sandboxkit.SessionStoreException;
@@ -476,7 +478,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
                     + rec.owner() + "; acquire it again once the destroy has finished", null, true);
         }
         try {
-            destroyLocked(e, e.deactivate(false, 0, 0), null);
+            destroyLocked(e, e.deactivate(false, 0, 0), null, false);
         } catch (SandboxException notFinished) {
             throw new SandboxAcquireException("session " + rec.sessionId() + " is still being destroyed ("
                     + notFinished.getMessage() + "); acquire it again once the destroy has finished", notFinished, true);
@@ -488,6 +490,9 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
      * Takes over an ACTIVE record only if this manager owns it or its owner's lease has lapsed.
      */
     private void start(SessionEntry e, SessionRecord rec, SandboxSpec spec, boolean fresh) {
+        if (!Archives.isArchived(rec)) {
+            requireWorkdirHere(ctx, rec, "acquire it there"); // before the takeover below writes anything
+        }
         Instant now = now();
         if (rec.state() == SessionState.ACTIVE) {
             if (!instanceId.equals(rec.owner()) && !rec.leaseExpired(now)) {
@@ -514,6 +519,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         Map<String, Duration> phases = new LinkedHashMap<>();
         if (Archives.isArchived(rec)) {
             rec = archives.restore(rec, spec, took -> phases.put("archive-restore", took)).orElseThrow(StaleRecord::new);
+            requireWorkdirHere(ctx, rec, "acquire it there"); // an upload that never finished left it where it was
         }
         String sandboxId;
         try {
@@ -910,7 +916,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     void destroy(String sessionId, Instant incarnation) {
         underLifecycleLock(sessionId, e -> {
             try {
-                destroyLocked(e, e.deactivate(false, 0, 0), incarnation);
+                destroyLocked(e, e.deactivate(false, 0, 0), incarnation, true);
             } finally {
                 // Only now: until the destroy is over, a concurrent acquire waits on this entry's lock
                 // instead of starting a container on a workdir about to be deleted.
@@ -923,13 +929,18 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     /**
      * Destroys the session, lifecycle lock held: records it DESTROYING (which claims the destroy), removes its
      * containers, deletes its workdir, and only then records it DESTROYED. A step that fails throws and leaves
-     * the session DESTROYING: the janitor, the next destroy or the next acquire of the id finishes it.
+     * the session DESTROYING with its claim released: the janitor, the next destroy or acquire of the id, or the
+     * manager on the workdir's host finishes it. A workdir on another host is refused before the claim.
      *
-     * @param live        the container taken from the entry, or null
-     * @param incarnation the handle's incarnation (a later session reusing the id is left alone), or null
+     * @param live           the container taken from the entry, or null
+     * @param incarnation    the handle's incarnation (a later session reusing the id is left alone), or null
+     * @param waitForOthers  whether a destroy another live manager is running is waited for (the API's destroy,
+     *                       which returns only once the session is gone), rather than left to it
+     * @return whether the session is gone; false only when left to another manager's destroy
      */
-    private void destroyLocked(SessionEntry e, String live, Instant incarnation) {
+    private boolean destroyLocked(SessionEntry e, String live, Instant incarnation, boolean waitForOthers) {
         String sessionId = e.sessionId;
+        long waitDeadline = 0;
         for (int attempt = 1; ; attempt++) {
             Optional<SessionRecord> found = store.find(sessionId);
             if (found.isEmpty() || found.get().state() == SessionState.DESTROYED
@@ -937,18 +948,29 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
                 if (live != null) {
                     removals.remove(live);
                 }
-                return;
+                return true;
             }
             SessionRecord rec = found.get();
             Instant now = now();
             boolean claimedBefore = rec.state() == SessionState.DESTROYING;
             if (claimedBefore && !instanceId.equals(rec.owner()) && !rec.leaseExpired(now)) {
-                log.info("Session {}: already being destroyed by manager {}", sessionId, rec.owner());
                 if (live != null) {
                     removals.remove(live);
+                    live = null;
                 }
-                return;
+                if (!waitForOthers) {
+                    log.info("Session {}: already being destroyed by manager {}", sessionId, rec.owner());
+                    return false;
+                }
+                if (waitDeadline == 0) {
+                    long leaseMillis = Duration.between(now, lease(now)).toMillis();
+                    waitDeadline = System.nanoTime() + Duration.ofMillis(Math.max(60_000, 2 * leaseMillis)).toNanos();
+                }
+                awaitOtherDestroy(rec, waitDeadline);
+                attempt = 0; // it finished, failed (its claim released) or lapsed: look again
+                continue;
             }
+            requireWorkdirHere(ctx, rec, "destroy it there"); // before the claim: nothing is written
             Optional<SessionRecord> claimed = store.update(rec.withSandbox(SessionState.DESTROYING, rec.sandboxId(),
                     rec.sandboxStartedAt()).withOwner(instanceId, lease(now)).withLastActivity(now));
             if (claimed.isEmpty()) {
@@ -977,6 +999,8 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
                 archives.deleteFor(destroying);
                 snapshots.deleteUnkept(sessionId);
             } catch (RuntimeException notDone) {
+                // Release the claim (lease ends now), so that any manager that can finish it need not wait for it.
+                updateQuietly(destroying.withOwner(instanceId, now()));
                 log.warn("Session {}: destroy not finished ({}); it stays DESTROYING and the janitor retries",
                         sessionId, notDone.toString());
                 throw notDone;
@@ -991,8 +1015,60 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
                     rec.ephemeral() ? ", single-use" : "");
             events.emit(new SandboxEvent.Destroyed(sessionId, live != null ? live : rec.sandboxId(), clock.instant(),
                     rec.ephemeral()));
-            return;
+            return true;
         }
+    }
+
+    /**
+     * Waits, lifecycle lock held, until another manager's claimed destroy moved on: the record changed (finished,
+     * or failed and released its claim) or its claim lapsed. Polls the store.
+     *
+     * @throws SandboxTimeoutException at the deadline, or if interrupted (the interrupt flag is kept)
+     */
+    private void awaitOtherDestroy(SessionRecord claimed, long deadlineNanos) {
+        log.info("Session {}: being destroyed by manager {}; waiting for it to finish", claimed.sessionId(),
+                claimed.owner());
+        while (true) {
+            Optional<SessionRecord> now = store.find(claimed.sessionId());
+            if (now.isEmpty() || now.get().version() != claimed.version() || now.get().leaseExpired(now())) {
+                return;
+            }
+            if (System.nanoTime() - deadlineNanos >= 0) {
+                throw new SandboxTimeoutException("session " + claimed.sessionId() + " is being destroyed by manager "
+                        + claimed.owner() + ", which has not finished it in time; destroy it again later");
+            }
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException interrupted) {
+                Thread.currentThread().interrupt();
+                throw new SandboxTimeoutException("interrupted while waiting for manager " + claimed.owner()
+                        + " to finish destroying session " + claimed.sessionId());
+            }
+        }
+    }
+
+    /**
+     * Refuses a session whose workdir is on another host (see {@link SandboxDriver#workspaceElsewhere}), before
+     * anything is written: only that host's manager can use or delete it, until the archive tier moves it.
+     *
+     * @param doThere what the caller can do there instead, such as "destroy it there"
+     * @throws SandboxConfigurationException naming where the workdir is
+     */
+    static void requireWorkdirHere(EngineContext ctx, SessionRecord rec, String doThere) {
+        Optional<String> where = workdirElsewhere(ctx.driver(), rec);
+        if (where.isPresent()) {
+            throw new SandboxConfigurationException("session " + rec.sessionId() + ": this session's workdir is on "
+                    + "another host (" + where.get() + "); " + doThere + " or archive it first (the archive tier, "
+                    + "SandboxManager.Builder.archive, moves idle workdirs between hosts)");
+        }
+    }
+
+    /** Where the session's workdir is if this manager's driver cannot reach it; archived ones are reachable. */
+    private static Optional<String> workdirElsewhere(SandboxDriver driver, SessionRecord rec) {
+        if (Archives.isStoredAway(rec) || rec.workspace() == null || "-".equals(rec.workspace())) {
+            return Optional.empty();
+        }
+        return driver.workspaceElsewhere(rec.workspace());
     }
 
     /**
@@ -1009,8 +1085,13 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
             if (e.isGone()) {
                 return false;
             }
-            destroyLocked(e, e.deactivate(false, 0, 0), null);
-            return true;
+            Optional<SessionRecord> rec = store.find(sessionId);
+            if (rec.isPresent() && workdirElsewhere(driver, rec.get()).isPresent()) {
+                // Another host's workdir: its manager finishes the destroy; claiming it here would only hold it up.
+                log.debug("Session {}: pending destroy left to the manager on the workdir's host", sessionId);
+                return false;
+            }
+            return destroyLocked(e, e.deactivate(false, 0, 0), null, false);
         } finally {
             sessions.dropIfIdle(e);
             unlock(e);
@@ -1104,7 +1185,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         }
         processes.containerGone(sandboxId, reason.processFate);
         if (e.record.ephemeral() || (reason == StopReason.CLOSED && e.record.attributes().containsKey(SCOPE_OWNER))) {
-            destroyLocked(e, sandboxId, e.record.createdAt());
+            destroyLocked(e, sandboxId, e.record.createdAt(), false);
             log.info("Session {}: removed {} container {} ({}); workdir purged", e.sessionId,
                     e.record.ephemeral() ? "single-use" : "manager-scoped", shortId(sandboxId), reason.text);
             return true;

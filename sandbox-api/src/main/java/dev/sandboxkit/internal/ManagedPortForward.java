@@ -62,6 +62,9 @@ final class ManagedPortForward implements PortForward {
     private final Executor io;
     private final Host host;
     private final Set<Relay> relays = ConcurrentHashMap.newKeySet();
+    /** Counted down once the accept loop left {@code accept()} for good: only then is the port closed. */
+    private final CountDownLatch acceptLoopDone = new CountDownLatch(1);
+    private volatile Thread acceptThread;
     private volatile boolean open = true;
 
     ManagedPortForward(String sessionId, String sandboxId, int containerPort, ServerSocket server, String token,
@@ -80,7 +83,12 @@ final class ManagedPortForward implements PortForward {
 
     /** Starts the accept loop on the I/O executor. */
     void start() {
-        io.execute(this::acceptLoop);
+        try {
+            io.execute(this::acceptLoop);
+        } catch (RuntimeException rejected) {
+            acceptLoopDone.countDown(); // no loop to wait for
+            throw rejected;
+        }
     }
 
     @Override
@@ -110,23 +118,58 @@ final class ManagedPortForward implements PortForward {
         return !server.isClosed();
     }
 
+    /**
+     * Closes the listener and cuts the connections; returns once the port is closed. Closing a server socket
+     * that a thread is blocked accepting on only signals that thread: the kernel keeps the socket listening (and
+     * completing handshakes) until the thread leaves {@code accept()}, so this waits for the accept loop.
+     */
     @Override
     public void close() {
-        if (!open) {
-            return;
+        boolean first;
+        synchronized (this) {
+            first = open;
+            open = false;
         }
-        open = false;
-        closeQuietly(server); // refuses new connections from now on
-        for (Relay r : relays) {
-            r.cut();
+        if (first) {
+            closeQuietly(server); // refuses new connections once the accept loop has left accept()
+            for (Relay r : relays) {
+                r.cut();
+            }
+            host.closed(this);
         }
-        host.closed(this);
-        log.debug("Session {}: forward {} -> container port {} closed", sessionId, local, containerPort);
+        if (Thread.currentThread() != acceptThread) {
+            awaitAcceptLoop();
+        }
+        if (first) {
+            log.debug("Session {}: forward {} -> container port {} closed", sessionId, local, containerPort);
+        }
+    }
+
+    private void awaitAcceptLoop() {
+        boolean interrupted = false;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        try {
+            while (true) {
+                try {
+                    if (!acceptLoopDone.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                        log.warn("Session {}: forward {}: the accept loop did not stop within 10 s", sessionId, local);
+                    }
+                    return;
+                } catch (InterruptedException e) {
+                    interrupted = true; // the port must be closed when close() returns: wait on, then restore
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     private void acceptLoop() {
         String name = Thread.currentThread().getName();
         Thread.currentThread().setName(name + " forward " + local.getPort() + "->" + containerPort);
+        acceptThread = Thread.currentThread();
         try {
             while (open) {
                 Socket client;
@@ -153,7 +196,9 @@ final class ManagedPortForward implements PortForward {
                 }
             }
         } finally {
+            acceptThread = null;
             Thread.currentThread().setName(name);
+            acceptLoopDone.countDown();
         }
     }
 

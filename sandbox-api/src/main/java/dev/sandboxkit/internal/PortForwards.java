@@ -2,14 +2,18 @@ package dev.sandboxkit.internal;
 
 import dev.sandboxkit.ForwardOptions;
 import dev.sandboxkit.SandboxConfigurationException;
+import dev.sandboxkit.SandboxUnavailableException;
 import dev.sandboxkit.spi.SandboxDriver;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.net.BindException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
 import java.net.ServerSocket;
+import java.net.SocketException;
 import java.net.UnknownHostException;
 import java.security.SecureRandom;
 import java.time.Clock;
@@ -80,8 +84,15 @@ final class PortForwards implements ManagedPortForward.Host {
                 throw e;
             }
         } catch (IOException e) {
-            throw new SandboxConfigurationException("cannot listen on " + address.getHostAddress() + ":"
-                    + options.localPort() + " for a forward: " + e.getMessage(), e);
+            String where = address.getHostAddress() + ":" + options.localPort();
+            if (e instanceof BindException && isLocal(address)) {
+                // The address is ours, so the port is taken (another forward, another program): it may be freed.
+                throw new SandboxUnavailableException("cannot listen on " + where + " for a forward: " + where
+                        + " is in use (" + e.getMessage() + "); close what holds it and retry, or forward from "
+                        + "local port 0 (any free port)", e);
+            }
+            throw new SandboxConfigurationException("cannot listen on " + where + " for a forward: "
+                    + e.getMessage(), e);
         }
         ManagedPortForward f = new ManagedPortForward(sessionId, sandboxId, containerPort, server, token,
                 (int) Math.min(Integer.MAX_VALUE, options.tokenTimeout().toMillis()), driver, io, this);
@@ -147,6 +158,18 @@ final class PortForwards implements ManagedPortForward.Host {
             set.remove(forward);
             return set.isEmpty() ? null : set;
         });
+    }
+
+    /** Whether this host has the address: then a failed bind means the port is in use, not a wrong address. */
+    private static boolean isLocal(InetAddress address) {
+        if (address.isLoopbackAddress() || address.isAnyLocalAddress()) {
+            return true;
+        }
+        try {
+            return NetworkInterface.getByInetAddress(address) != null;
+        } catch (SocketException e) {
+            return false;
+        }
     }
 
     /** 256 random bits, base64url without padding: 43 characters, safe in a line and in a URL. */

@@ -64,6 +64,7 @@ final class SessionFiles implements SandboxFiles {
         if (LifecycleEngine.isDestroyed(rec) || (incarnation != null && !incarnation.equals(rec.createdAt()))) {
             throw LifecycleEngine.notFound(sessionId);
         }
+        LifecycleEngine.requireWorkdirHere(ctx, rec, "use its files there");
         return ctx.driver().files(rec.workspace(), spec, ctx.fileLimits());
     }
 

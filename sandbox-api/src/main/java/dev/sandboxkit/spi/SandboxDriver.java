@@ -10,6 +10,7 @@ import dev.sandboxkit.SandboxUnsupportedException;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -60,6 +61,20 @@ public interface SandboxDriver extends AutoCloseable {
      * @param workspace the location returned by {@link #createWorkspace}
      */
     void deleteWorkspace(String workspace);
+
+    /**
+     * Whether a workdir recorded in the store is out of this driver's reach: managers on several hosts share a
+     * store, not their workdirs, so a session's workdir stays on the host that created it until the archive tier
+     * moves it. The engine asks before it acquires or destroys a session or opens its files, and refuses before it
+     * writes anything. Default: every workdir is reachable (one cluster-wide storage, such as PVCs).
+     *
+     * @param workspace a location returned by {@link #createWorkspace} of this or another manager's driver
+     * @return empty if this driver can reach it; else where it is, for the refusal (for a host directory,
+     *         {@code "root /srv/sandboxes"}: the workspace root it lives under)
+     */
+    default Optional<String> workspaceElsewhere(String workspace) {
+        return Optional.empty();
+    }
 
     /**
      * Hands a warm-pool slot's workdir over to the session that checked the slot out, while its sandbox

@@ -75,10 +75,19 @@ status)
   if at "$1"; then state; echo "$st"; else echo none; fi
   ;;
 wait)
-  # $1 id, $2 polls of 50 ms at most: prints the status once the process ended or the time is up.
+  # $1 id, $2 polls of 50 ms at most: prints the status once the process ended or the time is up. An end is
+  # reported only once both streams' copies are done ("<stream>.done"), so that a read right after sees all the
+  # output: the supervisor records the exit while the copies may still drain the pipes. Output held open by
+  # something the process left running is waited for at most 2 s, as follow does.
   at "$1" || { echo none; exit 0; }
   i=0
   while state; [ "$st" = running ] && [ "$i" -lt "$2" ]; do sleep 0.05; i=$((i + 1)); done
+  case $st in
+  exited* | signaled*)
+    i=0
+    while { [ ! -e "$d/out.done" ] || [ ! -e "$d/err.done" ]; } && [ "$i" -lt 200 ]; do sleep 0.01; i=$((i + 1)); done
+    ;;
+  esac
   echo "$st"
   ;;
 read)
@@ -89,14 +98,22 @@ read)
   dn=0
   [ -e "$d/$2.done" ] && dn=1
   read -r seg <"$d/seg"
-  first=-1 last=-1
-  for f in "$d/$2"/*; do
-    n=${f##*/}
-    case $n in '' | *[!0-9]*) continue ;; esac
-    if [ "$first" -lt 0 ] || [ "$n" -lt "$first" ]; then first=$n; fi
-    if [ "$n" -gt "$last" ]; then last=$n; fi
+  # A fast writer can start four segments between the listing and the size of the newest, which then is pruned:
+  # list again (the window moved on).
+  try=0
+  while :; do
+    first=-1 last=-1
+    for f in "$d/$2"/*; do
+      n=${f##*/}
+      case $n in '' | *[!0-9]*) continue ;; esac
+      if [ "$first" -lt 0 ] || [ "$n" -lt "$first" ]; then first=$n; fi
+      if [ "$n" -gt "$last" ]; then last=$n; fi
+    done
+    if [ "$last" -lt 0 ]; then first=0 end=0; break; fi
+    if size=$(wc -c 2>/dev/null <"$d/$2/$last"); then end=$((last + size)); break; fi
+    try=$((try + 1))
+    [ "$try" -lt 50 ] || { echo "sandboxkit: the output window of $1 kept moving while it was read" >&2; exit 7; }
   done
-  if [ "$last" -lt 0 ]; then first=0 end=0; else end=$((last + $(wc -c <"$d/$2/$last"))); fi
   o=$3 m=$4
   [ "$o" -lt "$first" ] && o=$first
   [ "$o" -gt "$end" ] && o=$end

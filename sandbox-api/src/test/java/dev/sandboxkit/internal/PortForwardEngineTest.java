@@ -244,14 +244,18 @@ class PortForwardEngineTest {
     }
 
     @Test
-    void aBusyLocalPortIsAConfigurationError() throws Exception {
+    void aBusyLocalPortIsRetryableAndAForeignAddressAConfigurationError() throws Exception {
         manager = manager(driver);
         Sandbox sandbox = manager.acquire("s1", SPEC);
         try (PortForward f = sandbox.forward(8080)) {
             int taken = f.localAddress().getPort();
             assertThatThrownBy(() -> sandbox.forward(8080, ForwardOptions.defaults().withLocalPort(taken)))
-                    .isInstanceOf(SandboxConfigurationException.class);
+                    .isInstanceOf(dev.sandboxkit.SandboxUnavailableException.class).hasMessageContaining("is in use")
+                    .satisfies(e -> assertThat(((dev.sandboxkit.SandboxException) e).isRetryable()).isTrue());
         }
+        InetAddress notOurs = InetAddress.getByName("192.0.2.1"); // TEST-NET-1: no host has it
+        assertThatThrownBy(() -> sandbox.forward(8080, ForwardOptions.defaults().withBindAddress(notOurs)
+                .exposeBeyondLoopback())).isInstanceOf(SandboxConfigurationException.class);
     }
 
     @Test

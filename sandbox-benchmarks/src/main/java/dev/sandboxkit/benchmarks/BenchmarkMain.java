@@ -101,6 +101,9 @@ public final class BenchmarkMain {
             if (run.test("B13")) {
                 new SnapshotBench(bench.report, bench.scratch, bench::docker, SPEC, bench.quick).run();
             }
+            if (run.test("B14")) {
+                new ForwardBench(bench.report, bench::docker, SPEC, raw, bench.quick).run();
+            }
         }
         bench.report.machineAfter(Machine.loadAverage());
         Files.createDirectories(out);

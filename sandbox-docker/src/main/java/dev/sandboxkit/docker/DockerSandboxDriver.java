@@ -66,6 +66,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -229,6 +230,12 @@ final class DockerSandboxDriver implements SandboxDriver {
     @Override
     public void deleteWorkspace(String workspace) {
         of(workspace).delete(workspace);
+    }
+
+    /** A host directory under another workspace root is another host's; a volume is on the engine. */
+    @Override
+    public Optional<String> workspaceElsewhere(String workspace) {
+        return VolumeWorkdirs.owns(workspace) ? Optional.empty() : hostDirs.elsewhere(workspace);
     }
 
     /** Host directories: host-side on the bind-mounted directory; volumes: the archive API (see Workdirs). */
@@ -442,6 +449,7 @@ final class DockerSandboxDriver implements SandboxDriver {
         List<Container> containers = call(() -> docker.listContainersCmd().withShowAll(true)
                 .withLabelFilter(labels).exec());
         volumes.sweep();
+        hostDirs.sweep();
         List<SandboxDescriptor> out = new ArrayList<>(containers.size());
         for (Container c : containers) {
             Map<String, String> l = c.getLabels() == null ? Map.of() : c.getLabels();
@@ -460,6 +468,7 @@ final class DockerSandboxDriver implements SandboxDriver {
     @Override
     public void close() {
         volumes.close();
+        hostDirs.close();
         tunnels.closeAll();
         channels.close();
         engine.close();

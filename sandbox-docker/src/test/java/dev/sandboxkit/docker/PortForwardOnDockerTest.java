@@ -390,6 +390,51 @@ class PortForwardOnDockerTest {
     }
 
     @Test
+    @DisplayName("once close() returned the port refuses at once, and the same port can be forwarded again right away"
+            + " (20 rounds)")
+    void closeFreesThePortBeforeReturning() throws Exception {
+        Sandbox sandbox = manager.acquire("fwd-reuse", SPEC);
+        startHttpd(sandbox, randomBytes(10));
+        int port;
+        try (PortForward first = sandbox.forward(HTTP_PORT)) {
+            port = first.localAddress().getPort();
+        }
+        for (int round = 0; round < 20; round++) {
+            // The failure: a re-forward right after close() hit "Address already in use".
+            PortForward forward = sandbox.forward(HTTP_PORT, ForwardOptions.defaults().withLocalPort(port));
+            assertThat(forward.localAddress().getPort()).as("round %d", round).isEqualTo(port);
+            if (round % 2 == 0) {
+                assertThat(get(forward, "/").status()).as("round %d", round).isEqualTo(200);
+            }
+            forward.close();
+            assertThat(forward.isOpen()).isFalse();
+            // Straight after close(): nothing may accept any more (the accept loop used to for a few ms).
+            assertRefused(forward.localAddress());
+        }
+    }
+
+    @Test
+    @DisplayName("a local port held by another listener is a retryable error that says it is in use")
+    void portInUseIsRetryable() throws Exception {
+        Sandbox sandbox = manager.acquire("fwd-busy", SPEC);
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+            int port = taken.getLocalPort();
+            assertThatThrownBy(() -> sandbox.forward(HTTP_PORT, ForwardOptions.defaults().withLocalPort(port)))
+                    .isInstanceOf(dev.sandboxkit.SandboxUnavailableException.class)
+                    .hasMessageContaining("127.0.0.1:" + port + " is in use")
+                    .satisfies(e -> assertThat(((dev.sandboxkit.SandboxException) e).isRetryable()).isTrue());
+        }
+        // Freed: the same port works now.
+        try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+            int port = probe.getLocalPort();
+            probe.close();
+            try (PortForward forward = sandbox.forward(HTTP_PORT, ForwardOptions.defaults().withLocalPort(port))) {
+                assertThat(forward.localAddress().getPort()).isEqualTo(port);
+            }
+        }
+    }
+
+    @Test
     @DisplayName("a connection to a port where nothing listens is closed (no hang), and the forward stays open")
     void nothingListening() throws Exception {
         Sandbox sandbox = manager.acquire("fwd-none", SPEC);

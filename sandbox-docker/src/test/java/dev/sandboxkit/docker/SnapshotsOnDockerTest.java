@@ -214,4 +214,76 @@ class SnapshotsOnDockerTest {
         assertThat(manager.session("snap-suspended").orElseThrow().sandboxId()).isNull();
         assertThat(new String(manager.files("snap-suspended").readBytes("v"), java.nio.charset.StandardCharsets.UTF_8)).isEqualTo("one\n");
     }
+
+    @Test
+    @DisplayName("a restore sets the old tree aside and deletes it in the background: an old entry that cannot be"
+            + " deleted yet does not fail it, and goes once it can")
+    void restoreDeletesTheOldTreeInTheBackground() throws Exception {
+        Sandbox s = manager.acquire("snap-aside", spec());
+        run(s, "echo kept > /workspace/kept.txt");
+        SnapshotId id = manager.snapshot("snap-aside");
+        run(s, "cd /workspace && mkdir -p old/deep && i=0; while [ $i -lt 300 ]; do echo $i > old/deep/f$i; "
+                + "i=$((i+1)); done && echo new > kept.txt");
+        Path stuck = Path.of(s.info().workspace(), "old/deep/f7");
+        chattr("+i", stuck);
+        Path trash = root.resolve(".trash");
+        try {
+            // Deleted inline, the old tree failed the restore ("cannot empty workdir ... EPERM").
+            manager.restore("snap-aside", id);
+            assertThat(run(s, "cd /workspace && find . -mindepth 1 | sort && cat kept.txt"))
+                    .isEqualTo("./kept.txt\nkept\n");
+            try (Stream<Path> walk = Files.walk(trash)) {
+                assertThat(walk.filter(p -> p.getFileName().toString().equals("f7")).count())
+                        .as("the undeletable entry waits in the trash").isEqualTo(1);
+            }
+        } finally {
+            try (Stream<Path> walk = Files.walk(root)) { // wherever it is now: the workdir or the trash
+                for (Path p : walk.filter(p -> p.getFileName().toString().equals("f7")).toList()) {
+                    chattr("-i", p);
+                }
+            }
+        }
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (true) {
+            manager.reconcile(); // the orphan sweep also sweeps the trash
+            try (Stream<Path> bins = Files.list(trash)) {
+                if (bins.findAny().isEmpty()) {
+                    break;
+                }
+            }
+            assertThat(System.nanoTime() - deadline).as("the trash is emptied").isNegative();
+            Thread.sleep(100);
+        }
+    }
+
+    @Test
+    @DisplayName("set-aside content a crashed driver left is deleted by the next driver on the root once an hour"
+            + " old; a younger bin of another driver is left to it")
+    void trashLeftByACrashIsSwept() throws Exception {
+        manager.close();
+        Path trash = Files.createDirectories(root.resolve(".trash"));
+        Path old = Files.createDirectories(trash.resolve("left-by-a-crash/deep/er"));
+        Files.writeString(old.resolve("f"), "x");
+        Files.setLastModifiedTime(trash.resolve("left-by-a-crash"),
+                java.nio.file.attribute.FileTime.from(java.time.Instant.now().minus(Duration.ofHours(2))));
+        Path young = Files.createDirectories(trash.resolve("another-drivers"));
+        Files.writeString(young.resolve("f"), "y");
+
+        manager = SandboxManager.builder().driver("docker").workspaceRoot(root).build();
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (Files.exists(trash.resolve("left-by-a-crash"))) {
+            assertThat(System.nanoTime() - deadline).as("the old bin is deleted").isNegative();
+            Thread.sleep(50);
+        }
+        manager.reconcile();
+        assertThat(young.resolve("f")).hasContent("y");
+    }
+
+    private static void chattr(String flag, Path file) throws Exception {
+        Process p = new ProcessBuilder("chattr", flag, file.toString()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        assertThat(p.exitValue()).as("chattr %s (needs root and a file system with attributes): %s", flag, out)
+                .isZero();
+    }
 }

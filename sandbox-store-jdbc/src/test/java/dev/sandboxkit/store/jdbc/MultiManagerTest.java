@@ -3,11 +3,14 @@ package dev.sandboxkit.store.jdbc;
 import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.ExecResult;
 import dev.sandboxkit.SandboxAcquireException;
+import dev.sandboxkit.SandboxConfigurationException;
+import dev.sandboxkit.SandboxException;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SessionInfo;
 import dev.sandboxkit.SessionState;
 import dev.sandboxkit.spi.SandboxDescriptor;
 import dev.sandboxkit.spi.SessionRecord;
+import dev.sandboxkit.spi.SessionStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
@@ -15,7 +18,11 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -32,7 +39,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Issue #4's scenarios: the real lifecycle engine, the real Docker driver and real databases, with several
- * managers (in this JVM and in forked ones) sharing one JDBC store.
+ * managers (in this JVM and in forked ones) sharing one JDBC store. (d) is issue 29's: managers with their own
+ * workspace roots stand in for two hosts, without an archive tier; a session's workdir stays on the host that
+ * created it, the other refuses to destroy, resume or open its files before it writes anything, and a destroy
+ * another manager claimed but could not finish is finished where the workdir is.
  */
 @Tag("postgres")
 @DisplayName("Several managers on one JDBC store, on the real Docker engine")
@@ -52,7 +62,7 @@ class MultiManagerTest {
     void setUp() throws Exception {
         Docker.require();
         root = tmp.resolve("workspaces");
-        java.nio.file.Files.createDirectories(root);
+        Files.createDirectories(root);
         fleet = "jdbc-" + UUID.randomUUID().toString().substring(0, 8);
         cleaner = new CountingDriver(Docker.driver("cleaner", root));
     }
@@ -300,5 +310,135 @@ class MultiManagerTest {
         for (SandboxDescriptor c : Docker.containers(cleaner, fleet)) {
             assertThat(c.owner()).isEqualTo("heir");
         }
+    }
+
+    // ---------------------------------------------------------------- (d) issue 29: a workdir on another host
+
+    /** One store for two hosts: an H2 file, or a PostgreSQL schema. */
+    private JdbcSessionStore sharedStore(String kind) {
+        return kind.equals("h2") ? closeLater(JdbcSessionStore.h2(tmp.resolve("db/shared"))) : postgresStore(newSchema());
+    }
+
+    private CountingDriver driver(String instanceId, Path workspaceRoot) {
+        return closeLater(new CountingDriver(Docker.driver(instanceId, workspaceRoot)));
+    }
+
+    /** A manager standing in for one host: its own workspace root, idle after 1 s. */
+    private SandboxManager hostManager(String instanceId, CountingDriver driver, SessionStore store, Path workspaceRoot) {
+        return closeLater(SandboxManager.builder().driver(driver).store(store).instanceId(instanceId).fleet(fleet)
+                .workspaceRoot(workspaceRoot).idleTimeout(Duration.ofSeconds(1)).reaperInterval(Duration.ofMillis(200))
+                .leaseDuration(Duration.ofSeconds(30)).reconcileInterval(Duration.ofMillis(300)).build());
+    }
+
+    /** Hosts A (this class's root) and B (its own root) on one store; A has created {@code sessionId} and reaped it. */
+    private record TwoHosts(JdbcSessionStore store, SandboxManager a, SandboxManager b, CountingDriver driverB,
+                            Path workdir) {
+    }
+
+    private TwoHosts twoHosts(String kind, String sessionId) throws Exception {
+        JdbcSessionStore store = sharedStore(kind);
+        Path rootB = Files.createDirectories(tmp.resolve("host-b"));
+        CountingDriver driverB = driver("host-b", rootB);
+        SandboxManager a = hostManager("host-a", driver("host-a", root), store, root);
+        SandboxManager b = hostManager("host-b", driverB, store, rootB);
+        return new TwoHosts(store, a, b, driverB, suspendedOnA(a, store, sessionId));
+    }
+
+    /** A creates the session, writes a file into it, and reaps it. Returns the workdir. */
+    private Path suspendedOnA(SandboxManager a, SessionStore store, String sessionId) throws InterruptedException {
+        a.acquire(sessionId, Docker.SPEC);
+        a.files(sessionId).write("note.txt", "on host a".getBytes(StandardCharsets.UTF_8));
+        await("A reaps the idle session", Duration.ofSeconds(20),
+                () -> store.find(sessionId).orElseThrow().state() == SessionState.SUSPENDED);
+        Path workdir = Path.of(store.find(sessionId).orElseThrow().workspace());
+        assertThat(workdir.getParent()).isEqualTo(root.toAbsolutePath().normalize());
+        return workdir;
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"h2", "postgres"})
+    @DisplayName("(d) two hosts (own workspace roots), no archive tier: B refuses destroy, acquire and files of A's"
+            + " session before writing anything; A destroys it")
+    void refusedBeforeAnyWrite(String kind) throws Exception {
+        TwoHosts hosts = twoHosts(kind, "s1");
+        JdbcSessionStore store = hosts.store();
+        SandboxManager a = hosts.a();
+        SandboxManager b = hosts.b();
+        SessionRecord before = store.find("s1").orElseThrow();
+
+        String where = "this session's workdir is on another host (root " + root.toAbsolutePath().normalize() + ")";
+        assertThatThrownBy(() -> b.destroy("s1")).isInstanceOf(SandboxConfigurationException.class)
+                .hasMessageContaining(where).hasMessageContaining("destroy it there or archive it first");
+        assertThat(store.find("s1").orElseThrow()).as("nothing written by the refused destroy").isEqualTo(before);
+
+        assertThatThrownBy(() -> b.acquire("s1", Docker.SPEC)).isInstanceOf(SandboxConfigurationException.class)
+                .hasMessageContaining(where).hasMessageContaining("acquire it there or archive it first");
+        assertThatThrownBy(() -> b.exec("s1", dev.sandboxkit.ExecRequest.shell("true")))
+                .isInstanceOf(SandboxConfigurationException.class).hasMessageContaining(where);
+        assertThatThrownBy(() -> b.files("s1").readBytes("note.txt"))
+                .isInstanceOf(SandboxConfigurationException.class).hasMessageContaining(where)
+                .hasMessageContaining("use its files there or archive it first");
+        assertThat(store.find("s1").orElseThrow()).as("nothing written by the refused calls").isEqualTo(before);
+        assertThat(hosts.driverB().created).as("no container started on B").isEmpty();
+        Thread.sleep(900); // a few janitor passes on both managers
+        assertThat(store.find("s1").orElseThrow()).isEqualTo(before);
+
+        a.destroy("s1");
+        assertThat(store.find("s1").orElseThrow().state()).isEqualTo(SessionState.DESTROYED);
+        assertThat(hosts.workdir()).doesNotExist();
+        b.destroy("s1"); // idempotent from anywhere once destroyed
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"h2", "postgres"})
+    @DisplayName("(d) a destroy claimed by B, which cannot finish it (what an older B left), is finished by A.destroy;"
+            + " B's janitor leaves it alone")
+    void destroyClaimedElsewhereIsFinishedWhereTheWorkdirIs(String kind) throws Exception {
+        TwoHosts hosts = twoHosts(kind, "s2");
+        JdbcSessionStore store = hosts.store();
+        Path workdir = hosts.workdir();
+
+        // The state the issue found after B's failed destroy: DESTROYING, claimed by B under a lease that B renews.
+        SessionRecord rec = store.find("s2").orElseThrow();
+        Instant now = Instant.now();
+        SessionRecord claimed = store.update(rec.withSandbox(SessionState.DESTROYING, rec.sandboxId(),
+                rec.sandboxStartedAt()).withOwner("host-b", now.plusSeconds(5)).withLastActivity(now)).orElseThrow();
+        Thread.sleep(900); // B's janitor passes: it cannot finish it, and must not claim it again
+        assertThat(store.find("s2").orElseThrow().version()).as("B's janitor wrote nothing")
+                .isEqualTo(claimed.version());
+        assertThat(workdir).exists();
+
+        hosts.a().destroy("s2"); // must not return while the session is not gone
+        assertThat(store.find("s2").orElseThrow().state()).isEqualTo(SessionState.DESTROYED);
+        assertThat(workdir).doesNotExist();
+    }
+
+    @Test
+    @DisplayName("(d) a destroy that failed after its claim releases it (its lease ends), so whoever can finish it"
+            + " need not wait; A's next destroy finishes it")
+    void failedDestroyIsReleased() throws Exception {
+        JdbcSessionStore store = sharedStore("h2");
+        SandboxManager a = hostManager("host-a", driver("host-a", root), store, root);
+        Path workdir = suspendedOnA(a, store, "s3");
+        // An entry the JVM cannot delete: the destroy fails after its claim.
+        Path stuck = Files.createDirectories(workdir.resolve("stuck/inner"));
+        chattr("+i", stuck);
+        try {
+            assertThatThrownBy(() -> a.destroy("s3")).isInstanceOf(SandboxException.class);
+            SessionRecord left = store.find("s3").orElseThrow();
+            assertThat(left.state()).isEqualTo(SessionState.DESTROYING);
+            assertThat(left.leaseExpired(Instant.now())).as("the failed claim is released").isTrue();
+        } finally {
+            chattr("-i", stuck);
+        }
+        a.destroy("s3");
+        assertThat(store.find("s3").orElseThrow().state()).isEqualTo(SessionState.DESTROYED);
+        assertThat(workdir).doesNotExist();
+    }
+
+    private static void chattr(String flag, Path file) throws Exception {
+        Process p = new ProcessBuilder("chattr", flag, file.toString()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor()).as("chattr %s (needs root and a file system with attributes): %s", flag, out).isZero();
     }
 }

@@ -45,6 +45,7 @@ public final class HostSnapshots {
 
     private final HostWorkspaces workspaces;
     private final Path dir;
+    private final Trash trash;
 
     /**
      * Snapshots of the workdirs under {@code workspaces}' root.
@@ -54,6 +55,8 @@ public final class HostSnapshots {
     public HostSnapshots(HostWorkspaces workspaces) {
         this.workspaces = workspaces;
         this.dir = workspaces.root().resolve(DIR);
+        this.trash = new Trash(workspaces.root());
+        trash.sweep(); // what an earlier driver on this root left
     }
 
     /**
@@ -142,7 +145,8 @@ public final class HostSnapshots {
         int fd = -1;
         try {
             fd = LinuxFs.open(LinuxFs.AT_FDCWD, bytes(target), LinuxFs.O_PATH | LinuxFs.O_DIRECTORY | LinuxFs.O_NOFOLLOW);
-            for (byte[] name : LinuxFs.names(fd, Integer.MAX_VALUE - 1)) {
+            // Set aside (a rename each) and deleted in the background: deleting costs about what the copy does.
+            for (byte[] name : trash.discard(fd, LinuxFs.names(fd, Integer.MAX_VALUE - 1))) {
                 HostTrees.remove(fd, name, HostTrees.printable(name));
             }
         } catch (LinuxFs.Errno e) {
@@ -156,6 +160,16 @@ public final class HostSnapshots {
         TreeCopy.Result copied = copy(from, target, ids.uid(), ids.gid(), workspaces.jvmIsRoot());
         log.info("Workdir {} restored from {}: {} entries, {} bytes in {} ms", target, source, copied.entries(),
                 copied.bytes(), (System.nanoTime() - t0) / 1_000_000);
+    }
+
+    /** Deletes set-aside workdir content that is left (see {@link Trash}). */
+    public void sweep() {
+        trash.sweep();
+    }
+
+    /** Waits for the deletions of set-aside workdir content under way. */
+    public void close() {
+        trash.close();
     }
 
     /**

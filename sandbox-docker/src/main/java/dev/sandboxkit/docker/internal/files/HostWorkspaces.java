@@ -337,10 +337,20 @@ public final class HostWorkspaces {
         return jvmUid == 0;
     }
 
+    /**
+     * Whether a location is a direct child of the root: this host's workdir, the only kind touched here.
+     *
+     * @param location a workdir location
+     * @return whether it is directly under the root
+     */
+    public boolean isUnderRoot(String location) {
+        return root.equals(Path.of(location).toAbsolutePath().normalize().getParent());
+    }
+
     /** Only direct children of the root are ever renamed or deleted. */
     Path directChild(String location) {
         Path dir = Path.of(location).toAbsolutePath().normalize();
-        if (!root.equals(dir.getParent())) {
+        if (!isUnderRoot(location)) {
             throw new SandboxConfigurationException("refusing to touch " + location
                     + ": it is not directly under the workspace root " + root);
         }

@@ -19,6 +19,7 @@ import java.nio.file.Path;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /** Workdirs as host directories {@code <root>/<sessionId>} (see {@link HostWorkspaces}, {@link HostSnapshots}). */
@@ -56,6 +57,17 @@ public final class HostDirWorkdirs implements Workdirs {
     @Override
     public void delete(String location) {
         workspaces.delete(location);
+    }
+
+    /**
+     * Where a workdir of another workspace root is (another host's, since each host has its own root).
+     *
+     * @param location a recorded workdir
+     * @return empty if it is under this root; else {@code "root <its parent>"}
+     */
+    public Optional<String> elsewhere(String location) {
+        return workspaces.isUnderRoot(location) ? Optional.empty()
+                : Optional.of("root " + Path.of(location).toAbsolutePath().normalize().getParent());
     }
 
     /** Renames the slot's host directory to the session's; the running container's mount follows it. */
@@ -129,5 +141,17 @@ public final class HostDirWorkdirs implements Workdirs {
     @Override
     public void deleteSnapshot(String location) {
         snapshots.delete(location);
+    }
+
+    /** Deletes workdir content a restore set aside and could not delete (see {@code internal.files.Trash}). */
+    @Override
+    public void sweep() {
+        snapshots.sweep();
+    }
+
+    /** Waits for the background deletions of restores. */
+    @Override
+    public void close() {
+        snapshots.close();
     }
 }
