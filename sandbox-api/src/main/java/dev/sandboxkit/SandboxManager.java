@@ -43,7 +43,21 @@ public interface SandboxManager extends AutoCloseable {
      * @return a new builder
      */
     static Builder builder() {
-        return new Builder();
+        return new Builder(ManagerSettings.systemProperties());
+    }
+
+    /**
+     * Starts configuring a manager from a configuration: its settings are the builder's starting point (the
+     * builder's own methods may still set each once), and its {@code warm-pool.size} adds a pool of its spec. The
+     * configuration is copied; {@code -Dsandboxkit.*} system properties are not read (use
+     * {@link SandboxConfig#fromSystemProperties()} as the starting point for that), except driver settings, which a
+     * driver may still read from them.
+     *
+     * @param config the settings
+     * @return a new builder
+     */
+    static Builder builder(SandboxConfig config) {
+        return new Builder(config.copy());
     }
 
     /**
@@ -323,28 +337,21 @@ public interface SandboxManager extends AutoCloseable {
      * immutable, running manager. Not thread-safe.
      */
     final class Builder {
-        private @Nullable String driverName;
+        /** The settings: the starting point's, then this builder's own. */
+        private final SandboxConfig config;
+        /** The options set on this builder, each at most once. */
+        private final java.util.Set<String> set = new java.util.HashSet<>();
         private @Nullable SandboxDriver driver;
-        private @Nullable Path workspaceRoot;
-        private @Nullable Duration idleTimeout;
-        private @Nullable Duration reaperInterval;
-        private @Nullable Duration leaseDuration;
         private @Nullable SessionStore store;
         private @Nullable Clock clock;
         private @Nullable ScheduledExecutorService scheduler;
-        private @Nullable String instanceId;
-        private final Map<String, String> driverProperties = new LinkedHashMap<>();
         private final List<SandboxListener> listeners = new ArrayList<>();
         private final Map<SandboxSpec, WarmPool> warmPools = new LinkedHashMap<>();
-        private @Nullable Duration reconcileInterval;
-        private @Nullable String fleet;
-        private @Nullable Duration orphanGrace;
-        private @Nullable FileLimits fileLimits;
         private @Nullable Executor ioExecutor;
         private dev.sandboxkit.spi.@Nullable ArchiveStore archiveStore;
-        private @Nullable Duration archiveAfter;
 
-        Builder() {
+        Builder(SandboxConfig config) {
+            this.config = config;
         }
 
         /**
@@ -357,8 +364,8 @@ public interface SandboxManager extends AutoCloseable {
          * @throws IllegalStateException if this option was set already
          */
         public Builder driver(String name) {
-            requireUnset(driverName == null && driver == null, "driver");
-            this.driverName = Objects.requireNonNull(name, "name");
+            once("driver");
+            config.setDriver(Objects.requireNonNull(name, "name"));
             return this;
         }
 
@@ -371,7 +378,7 @@ public interface SandboxManager extends AutoCloseable {
          * @throws IllegalStateException if this option was set already
          */
         public Builder driver(SandboxDriver instance) {
-            requireUnset(driverName == null && driver == null, "driver");
+            once("driver");
             this.driver = Objects.requireNonNull(instance, "instance");
             return this;
         }
@@ -386,8 +393,8 @@ public interface SandboxManager extends AutoCloseable {
          * @throws IllegalStateException if this option was set already
          */
         public Builder workspaceRoot(Path root) {
-            requireUnset(workspaceRoot == null, "workspaceRoot");
-            this.workspaceRoot = Objects.requireNonNull(root, "root");
+            once("workspaceRoot");
+            config.setWorkspaceRoot(Objects.requireNonNull(root, "root"));
             return this;
         }
 
@@ -401,8 +408,8 @@ public interface SandboxManager extends AutoCloseable {
          * @throws IllegalStateException if this option was set already
          */
         public Builder idleTimeout(Duration ttl) {
-            requireUnset(idleTimeout == null, "idleTimeout");
-            this.idleTimeout = requirePositive(ttl, "idleTimeout");
+            once("idleTimeout");
+            config.setIdleTimeout(requirePositive(ttl, "idleTimeout"));
             return this;
         }
 
@@ -417,8 +424,8 @@ public interface SandboxManager extends AutoCloseable {
          * @throws IllegalStateException if this option was set already
          */
         public Builder reaperInterval(Duration interval) {
-            requireUnset(reaperInterval == null, "reaperInterval");
-            this.reaperInterval = requirePositive(interval, "reaperInterval");
+            once("reaperInterval");
+            config.setReaperInterval(requirePositive(interval, "reaperInterval"));
             return this;
         }
 
@@ -433,8 +440,8 @@ public interface SandboxManager extends AutoCloseable {
          * @throws IllegalStateException if this option was set already
          */
         public Builder leaseDuration(Duration lease) {
-            requireUnset(leaseDuration == null, "leaseDuration");
-            this.leaseDuration = requirePositive(lease, "leaseDuration");
+            once("leaseDuration");
+            config.setLeaseDuration(requirePositive(lease, "leaseDuration"));
             return this;
         }
 
@@ -447,7 +454,7 @@ public interface SandboxManager extends AutoCloseable {
          * @throws IllegalStateException if this option was set already
          */
         public Builder store(SessionStore sessionStore) {
-            requireUnset(store == null, "store");
+            once("store");
             this.store = Objects.requireNonNull(sessionStore, "sessionStore");
             return this;
         }
@@ -461,7 +468,7 @@ public interface SandboxManager extends AutoCloseable {
          * @throws IllegalStateException if this option was set already
          */
         public Builder clock(Clock time) {
-            requireUnset(clock == null, "clock");
+            once("clock");
             this.clock = Objects.requireNonNull(time, "time");
             return this;
         }
@@ -476,7 +483,7 @@ public interface SandboxManager extends AutoCloseable {
          * @throws IllegalStateException if this option was set already
          */
         public Builder scheduler(ScheduledExecutorService executor) {
-            requireUnset(scheduler == null, "scheduler");
+            once("scheduler");
             this.scheduler = Objects.requireNonNull(executor, "executor");
             return this;
         }
@@ -496,7 +503,7 @@ public interface SandboxManager extends AutoCloseable {
          * @throws IllegalStateException if this option was set already
          */
         public Builder ioExecutor(Executor executor) {
-            requireUnset(ioExecutor == null, "ioExecutor");
+            once("ioExecutor");
             this.ioExecutor = Objects.requireNonNull(executor, "executor");
             return this;
         }
@@ -511,8 +518,8 @@ public interface SandboxManager extends AutoCloseable {
          * @throws IllegalStateException if this option was set already
          */
         public Builder instanceId(String id) {
-            requireUnset(instanceId == null, "instanceId");
-            this.instanceId = Objects.requireNonNull(id, "id");
+            once("instanceId");
+            config.setInstanceId(Objects.requireNonNull(id, "id"));
             return this;
         }
 
@@ -526,8 +533,8 @@ public interface SandboxManager extends AutoCloseable {
          * @throws IllegalStateException if this option was set already
          */
         public Builder driverProperty(String key, String value) {
-            requireUnset(!driverProperties.containsKey(key), "driverProperty " + key);
-            driverProperties.put(Objects.requireNonNull(key, "key"), Objects.requireNonNull(value, "value"));
+            once("driverProperty " + Objects.requireNonNull(key, "key"));
+            config.set(key, Objects.requireNonNull(value, "value"));
             return this;
         }
 
@@ -569,8 +576,8 @@ public interface SandboxManager extends AutoCloseable {
          * @throws IllegalStateException if this option was set already
          */
         public Builder reconcileInterval(Duration interval) {
-            requireUnset(reconcileInterval == null, "reconcileInterval");
-            this.reconcileInterval = requirePositive(interval, "reconcileInterval");
+            once("reconcileInterval");
+            config.setReconcileInterval(requirePositive(interval, "reconcileInterval"));
             return this;
         }
 
@@ -586,8 +593,10 @@ public interface SandboxManager extends AutoCloseable {
          * @throws IllegalStateException if this option was set already
          */
         public Builder fileLimits(long maxFileBytes, int maxEntries) {
-            requireUnset(fileLimits == null, "fileLimits");
-            this.fileLimits = new FileLimits(maxFileBytes, maxEntries);
+            once("fileLimits");
+            FileLimits limits = new FileLimits(maxFileBytes, maxEntries);
+            config.setMaxFileSize(limits.maxFileBytes());
+            config.setMaxFileEntries(limits.maxEntries());
             return this;
         }
 
@@ -602,8 +611,8 @@ public interface SandboxManager extends AutoCloseable {
          * @throws IllegalStateException if this option was set already
          */
         public Builder fleet(String name) {
-            requireUnset(fleet == null, "fleet");
-            this.fleet = Objects.requireNonNull(name, "name");
+            once("fleet");
+            config.setFleet(Objects.requireNonNull(name, "name"));
             return this;
         }
 
@@ -620,8 +629,8 @@ public interface SandboxManager extends AutoCloseable {
          * @throws IllegalStateException if this option was set already
          */
         public Builder orphanGrace(Duration grace) {
-            requireUnset(orphanGrace == null, "orphanGrace");
-            this.orphanGrace = requirePositive(grace, "grace");
+            once("orphanGrace");
+            config.setOrphanGrace(requirePositive(grace, "grace"));
             return this;
         }
 
@@ -645,9 +654,9 @@ public interface SandboxManager extends AutoCloseable {
          * @throws IllegalStateException if this option was set already
          */
         public Builder archive(dev.sandboxkit.spi.ArchiveStore store, Duration after) {
-            requireUnset(archiveStore == null, "archive");
+            once("archive");
             this.archiveStore = Objects.requireNonNull(store, "store");
-            this.archiveAfter = requirePositive(after, "after");
+            config.setArchiveAfter(requirePositive(after, "after"));
             return this;
         }
 
@@ -660,10 +669,23 @@ public interface SandboxManager extends AutoCloseable {
          * @throws SandboxUnavailableException   if the backend cannot be reached
          */
         public SandboxManager build() {
-            return new ManagerSettings(driverName, driver, workspaceRoot, idleTimeout,
-                    reaperInterval, leaseDuration, store, clock, scheduler, instanceId, driverProperties, listeners,
-                    List.copyOf(warmPools.values()), reconcileInterval, fleet, fileLimits, ioExecutor, archiveStore,
-                    archiveAfter, orphanGrace).start();
+            List<WarmPool> pools = new ArrayList<>(warmPools.values());
+            if (config.getWarmPoolSize() > 0) {
+                WarmPool configured = config.warmPool(config.spec());
+                if (configured != null && !warmPools.containsKey(configured.spec())) {
+                    pools.add(configured);
+                }
+            }
+            if (archiveStore == null && config.getArchiveAfter() != null) {
+                throw new SandboxConfigurationException(SandboxConfig.PREFIX + "archive-after is set, but no archive "
+                        + "store: give one with archive(store, after)");
+            }
+            return new ManagerSettings(config.copy(), driver, store, clock, scheduler, listeners, pools, ioExecutor,
+                    archiveStore).start();
+        }
+
+        private void once(String option) {
+            requireUnset(set.add(option), option);
         }
 
         private static void requireUnset(boolean unset, String option) {

@@ -9,6 +9,7 @@ import dev.sandboxkit.PortForward;
 import dev.sandboxkit.ProcessOptions;
 import dev.sandboxkit.Sandbox;
 import dev.sandboxkit.SandboxAcquireException;
+import dev.sandboxkit.SandboxConfig;
 import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxEvent;
 import dev.sandboxkit.SandboxException;
@@ -88,11 +89,6 @@ import java.util.function.BiFunction;
  * linearizable within a manager; across managers the store's compare-and-set orders them.
  */
 final class LifecycleEngine implements SandboxManager, LifecycleActions {
-    static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofMinutes(30);
-    static final Duration DEFAULT_LEASE = Duration.ofSeconds(30);
-    static final Duration DEFAULT_RECONCILE = Duration.ofSeconds(60);
-    /** How old an unaccounted-for container, workdir or snapshot must be before the orphan sweep may remove it. */
-    static final Duration DEFAULT_ORPHAN_GRACE = Duration.ofMinutes(10);
     /** Session-id prefix of the record through which a manager shows other managers it is alive. */
     static final String PRESENCE_PREFIX = "_manager.";
     /**
@@ -146,9 +142,9 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         this.instanceId = instanceId;
         this.ownsStore = s.store() == null;
         this.store = ownsStore ? SessionStore.inMemory() : s.store();
-        Duration idle = s.idleTimeout() != null ? s.idleTimeout() : DEFAULT_IDLE_TIMEOUT;
-        this.idleMillis = idle.toMillis();
-        long leaseMillis = (s.leaseDuration() != null ? s.leaseDuration() : DEFAULT_LEASE).toMillis();
+        SandboxConfig config = s.config();
+        this.idleMillis = config.getIdleTimeout().toMillis();
+        long leaseMillis = config.getLeaseDuration().toMillis();
         this.ownsScheduler = s.scheduler() == null;
         this.scheduler = ownsScheduler ? newScheduler() : s.scheduler();
         this.events = new Events(s.listeners());
@@ -158,8 +154,8 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         this.removals = new Removals(driver, clock, forwards::closeFor);
         this.storeIdentity = StoreIdentity.open(store, workspaceRoot, driver.name(), Instant.ofEpochMilli(clock.millis()));
         this.ctx = new EngineContext(driver, store, clock, instanceId,
-                s.fleet() != null ? SessionIds.requireValidInstanceId(s.fleet()) : "default", storeIdentity.id(),
-                idleMillis, leaseMillis, scheduler, s.fileLimits() != null ? s.fileLimits() : FileLimits.DEFAULT,
+                SessionIds.requireValidInstanceId(config.getFleet()), storeIdentity.id(),
+                idleMillis, leaseMillis, scheduler, config.fileLimits(),
                 specs, setup, stats, events, sessions, removals);
         this.snapshots = new Snapshots(ctx);
         Map<String, PoolManager> byFingerprint = new LinkedHashMap<>();
@@ -168,13 +164,12 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
             byFingerprint.put(fingerprint, new PoolManager(ctx, snapshots, this::isClosed, pool, fingerprint));
         }
         this.pools = Map.copyOf(byFingerprint);
-        long reaperMillis = s.reaperInterval() != null ? s.reaperInterval().toMillis()
+        long reaperMillis = config.getReaperInterval() != null ? config.getReaperInterval().toMillis()
                 : Math.max(10, Math.min(500, idleMillis / 4));
-        long reconcileMillis = (s.reconcileInterval() != null ? s.reconcileInterval() : DEFAULT_RECONCILE).toMillis();
-        this.reconciler = new Reconciler(ctx, this, pools.values(), snapshots, storeIdentity,
-                s.orphanGrace() != null ? s.orphanGrace() : DEFAULT_ORPHAN_GRACE);
+        long reconcileMillis = config.getReconcileInterval().toMillis();
+        this.reconciler = new Reconciler(ctx, this, pools.values(), snapshots, storeIdentity, config.getOrphanGrace());
         this.processes = new ProcessSupport(ctx);
-        this.archives = new Archives(ctx, io, s.archiveStore(), s.archiveAfter(),
+        this.archives = new Archives(ctx, io, s.archiveStore(), config.getArchiveAfter(),
                 Path.of(System.getProperty("java.io.tmpdir"), "sandboxkit-archive-spool"));
         this.housekeeper = new Housekeeper(ctx, this, reconciler, reaperMillis, Math.max(10, leaseMillis / 3),
                 reconcileMillis, archives.enabled() ? archives.passMillis(reconcileMillis) : 0);
@@ -189,14 +184,14 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
      */
     static SandboxManager start(ManagerSettings s) {
         Clock clock = s.clock() != null ? s.clock() : Clock.systemUTC();
-        String instanceId = s.instanceId() != null ? SessionIds.requireValidInstanceId(s.instanceId())
+        SandboxConfig config = s.config();
+        String instanceId = config.getInstanceId() != null ? SessionIds.requireValidInstanceId(config.getInstanceId())
                 : "m-" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-        Path root = s.workspaceRoot() != null ? s.workspaceRoot() : defaultWorkspaceRoot();
-        DriverContext context = new DriverContext(instanceId, root.toAbsolutePath().normalize(), clock,
-                s.driverProperties());
+        DriverContext context = new DriverContext(instanceId, config.getWorkspaceRoot().toAbsolutePath().normalize(),
+                clock, config.getDriverSettings());
         boolean ownsDriver = s.driver() == null;
         SandboxDriver driver = ownsDriver
-                ? DriverResolver.create(s.driverName(), context, Thread.currentThread().getContextClassLoader())
+                ? DriverResolver.create(config.getDriver(), context, Thread.currentThread().getContextClassLoader())
                 : s.driver();
         LifecycleEngine engine = null;
         try {
@@ -216,11 +211,6 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
             }
             throw e;
         }
-    }
-
-    private static Path defaultWorkspaceRoot() {
-        String configured = System.getProperty("sandboxkit.workspaceRoot");
-        return configured != null ? Path.of(configured) : Path.of(System.getProperty("java.io.tmpdir"), "sandboxkit");
     }
 
     private static ScheduledExecutorService newScheduler() {

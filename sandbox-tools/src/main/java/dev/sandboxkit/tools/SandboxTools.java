@@ -1,6 +1,7 @@
 package dev.sandboxkit.tools;
 
 import dev.sandboxkit.Sandbox;
+import dev.sandboxkit.SandboxConfig;
 import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxException;
 import dev.sandboxkit.SandboxManager;
@@ -12,6 +13,7 @@ import dev.sandboxkit.tools.internal.ToolSettings;
 import org.jspecify.annotations.Nullable;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.EnumSet;
@@ -220,20 +222,22 @@ public final class SandboxTools {
      * Builds a {@link SandboxTools}. Each option may be set once; {@link #spec(SandboxSpec)} is required.
      */
     public static final class Builder {
-        /** Default {@link #outputLimit(int)}: 20,000 bytes of each stream. */
-        public static final int DEFAULT_OUTPUT_LIMIT = 20_000;
-        /** Default {@link #readLimit(int)}: 100,000 bytes per read. */
-        public static final int DEFAULT_READ_LIMIT = 100_000;
-        /** Default {@link #writeLimit(long)}: 10 MB per write or edit. */
-        public static final long DEFAULT_WRITE_LIMIT = 10_000_000;
-        /** Default {@link #defaultTimeout(Duration)}: 2 minutes. */
-        public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(2);
-        /** Default {@link #maxTimeout(Duration)}: 10 minutes. */
-        public static final Duration DEFAULT_MAX_TIMEOUT = Duration.ofMinutes(10);
-        /** Default {@link #listLimit(int)}: 500 entries. */
-        public static final int DEFAULT_LIST_LIMIT = 500;
-        /** Default {@link #searchLimit(int)}: 500 matches. */
-        public static final int DEFAULT_SEARCH_LIMIT = 500;
+        /** The defaults, written once in {@link SandboxConfig}. */
+        private static final SandboxConfig DEFAULTS = new SandboxConfig();
+        /** Default {@link #outputLimit(int)}: 20,000 bytes of each stream ({@code tools.output-limit}). */
+        public static final int DEFAULT_OUTPUT_LIMIT = (int) DEFAULTS.getToolsOutputLimit();
+        /** Default {@link #readLimit(int)}: 100,000 bytes per read ({@code tools.read-limit}). */
+        public static final int DEFAULT_READ_LIMIT = (int) DEFAULTS.getToolsReadLimit();
+        /** Default {@link #writeLimit(long)}: 10 MB per write or edit ({@code tools.write-limit}). */
+        public static final long DEFAULT_WRITE_LIMIT = DEFAULTS.getToolsWriteLimit();
+        /** Default {@link #defaultTimeout(Duration)}: 2 minutes ({@code tools.default-timeout}). */
+        public static final Duration DEFAULT_TIMEOUT = DEFAULTS.getToolsDefaultTimeout();
+        /** Default {@link #maxTimeout(Duration)}: 10 minutes ({@code tools.max-timeout}). */
+        public static final Duration DEFAULT_MAX_TIMEOUT = DEFAULTS.getToolsMaxTimeout();
+        /** Default {@link #listLimit(int)}: 500 entries ({@code tools.list-limit}). */
+        public static final int DEFAULT_LIST_LIMIT = DEFAULTS.getToolsListLimit();
+        /** Default {@link #searchLimit(int)}: 500 matches ({@code tools.search-limit}). */
+        public static final int DEFAULT_SEARCH_LIMIT = DEFAULTS.getToolsSearchLimit();
 
         private final SandboxManager manager;
         private @Nullable SandboxSpec spec;
@@ -247,13 +251,30 @@ public final class SandboxTools {
         private @Nullable Duration maxTimeout;
         private @Nullable Integer listLimit;
         private @Nullable Integer searchLimit;
+        private @Nullable SandboxConfig config;
 
         private Builder(SandboxManager manager) {
             this.manager = Objects.requireNonNull(manager, "manager");
         }
 
         /**
-         * The spec every conversation's sandbox is acquired with. Required.
+         * Takes every option this builder has not been given from a configuration: its {@code tools.*} settings
+         * ({@code tools.allowed}, {@code tools.read-only}, {@code tools.session-prefix}, the timeouts and limits) and,
+         * if {@code spec.image} is set, its spec. An option set on the builder wins, whether before or after.
+         *
+         * @param settings the configuration; read when {@link #build()} runs
+         * @return this builder
+         * @throws IllegalStateException if this option was set already
+         */
+        public Builder config(SandboxConfig settings) {
+            requireUnset(this.config == null, "config");
+            this.config = Objects.requireNonNull(settings, "settings");
+            return this;
+        }
+
+        /**
+         * The spec every conversation's sandbox is acquired with. Required (or {@code spec.image} in
+         * {@link #config}).
          *
          * @param spec the spec
          * @return this builder
@@ -425,6 +446,9 @@ public final class SandboxTools {
          *                                       maximum
          */
         public SandboxTools build() {
+            if (config != null) {
+                applyConfig(config);
+            }
             if (spec == null) {
                 throw new SandboxConfigurationException("SandboxTools: spec(...) is required");
             }
@@ -453,6 +477,54 @@ public final class SandboxTools {
                     writeLimit == null ? DEFAULT_WRITE_LIMIT : writeLimit, dflt, max,
                     listLimit == null ? DEFAULT_LIST_LIMIT : listLimit,
                     searchLimit == null ? DEFAULT_SEARCH_LIMIT : searchLimit));
+        }
+
+        /** Options not set on the builder, from the configuration, through the builder's own checks. */
+        private void applyConfig(SandboxConfig c) {
+            String prefix = SandboxConfig.PREFIX + "tools.";
+            if (spec == null && c.getImage() != null) {
+                spec = c.spec();
+            }
+            if (resolver == null) {
+                resolver = SessionResolver.prefixed(c.getToolsSessionPrefix());
+            }
+            if (tools == null && !c.getToolsAllowed().isEmpty()) {
+                List<SandboxTool> allowed = new ArrayList<>();
+                for (String name : c.getToolsAllowed()) {
+                    allowed.add(SandboxTool.byName(name).orElseThrow(() -> new SandboxConfigurationException(prefix
+                            + "allowed: no tool named '" + name + "'; the tools are " + Arrays.stream(SandboxTool.values())
+                            .map(SandboxTool::toolName).collect(java.util.stream.Collectors.joining(", ")))));
+                }
+                tools = EnumSet.copyOf(allowed);
+            }
+            if (!readOnly && c.isToolsReadOnly()) {
+                readOnly = true;
+            }
+            try {
+                if (outputLimit == null) {
+                    outputLimit(Math.toIntExact(c.getToolsOutputLimit()));
+                }
+                if (readLimit == null) {
+                    readLimit(Math.toIntExact(c.getToolsReadLimit()));
+                }
+                if (writeLimit == null) {
+                    writeLimit(c.getToolsWriteLimit());
+                }
+                if (maxTimeout == null) {
+                    maxTimeout(c.getToolsMaxTimeout());
+                }
+                if (defaultTimeout == null && !c.getToolsDefaultTimeout().equals(DEFAULT_TIMEOUT)) {
+                    defaultTimeout(c.getToolsDefaultTimeout()); // left unset, it is clamped to the maximum
+                }
+                if (listLimit == null) {
+                    listLimit(c.getToolsListLimit());
+                }
+                if (searchLimit == null) {
+                    searchLimit(c.getToolsSearchLimit());
+                }
+            } catch (IllegalArgumentException | ArithmeticException e) {
+                throw new SandboxConfigurationException(prefix + "*: " + e.getMessage(), e);
+            }
         }
 
         private static void requireUnset(boolean unset, String option) {
