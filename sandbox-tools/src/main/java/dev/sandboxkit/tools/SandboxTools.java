@@ -335,7 +335,7 @@ public final class SandboxTools {
 
         /**
          * How much of each output stream of {@code run_command} the model sees: half from the start, half from
-         * the end, with a line saying how much was cut between. Default {@value #DEFAULT_OUTPUT_LIMIT}.
+         * the end, with a line saying how much was cut between. Default 20,000 ({@code tools.output-limit}).
          *
          * @param bytes at least 256
          * @return this builder
@@ -349,7 +349,7 @@ public final class SandboxTools {
         }
 
         /**
-         * The most one {@code read_file} call returns. Default {@value #DEFAULT_READ_LIMIT}.
+         * The most one {@code read_file} call returns. Default 100,000 ({@code tools.read-limit}).
          *
          * @param bytes at least 256
          * @return this builder
@@ -410,7 +410,7 @@ public final class SandboxTools {
         }
 
         /**
-         * The most entries one {@code list_files} call shows. Default {@value #DEFAULT_LIST_LIMIT}.
+         * The most entries one {@code list_files} call shows. Default 500 ({@code tools.list-limit}).
          *
          * @param entries at least 1
          * @return this builder
@@ -424,7 +424,7 @@ public final class SandboxTools {
         }
 
         /**
-         * The most matches one {@code search_files} call may return. Default {@value #DEFAULT_SEARCH_LIMIT}.
+         * The most matches one {@code search_files} call may return. Default 500 ({@code tools.search-limit}).
          *
          * @param matches at least 1
          * @return this builder
