@@ -7,7 +7,7 @@
 #   scripts/api-baseline.sh                      every module whose pom sets <japicmp.skip>false</japicmp.skip>
 #   scripts/api-baseline.sh sandbox-api ...      only these
 #
-# Run it in the commit that changes the API on purpose (see README, "API compatibility"). It builds the modules from
+# Run it in the commit that changes the API on purpose (see docs/api.md, "API compatibility"). It builds the modules from
 # a clean state (tests skipped) and writes only under api-baseline/; the jars are reproducible (fixed entry order and
 # timestamps), so regenerating an unchanged API changes no file.
 set -euo pipefail

@@ -6,7 +6,7 @@ import java.util.Optional;
 /**
  * A local TCP endpoint whose connections reach a port inside a sandbox, opened by {@link Sandbox#forward(int)}.
  * The sandbox keeps network {@code none}: each accepted connection is relayed through the driver's own channel
- * to the sandbox (on Docker an attached exec running {@code nc 127.0.0.1 <port>}; see the README section
+ * to the sandbox (on Docker an attached exec running {@code nc 127.0.0.1 <port>}; see docs/processes.md,
  * "Port forwarding"). Thread-safe.
  *
  * <p><b>Lifetime.</b> A forward belongs to the sandbox's current container. It is closed when that container is

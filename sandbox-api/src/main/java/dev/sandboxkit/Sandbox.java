@@ -92,7 +92,7 @@ public interface Sandbox extends AutoCloseable {
      * Opens a local endpoint whose connections reach {@code containerPort} on the sandbox's loopback. Resumes the
      * session first if it was reaped. Nothing needs to listen in the sandbox yet: each connection is relayed
      * when it is accepted (a port where nothing listens closes that connection). See {@link PortForward} for its
-     * lifetime, the idle TTL and the token protocol, and the README section "Port forwarding" for the tunnel.
+     * lifetime, the idle TTL and the token protocol, and docs/processes.md, "Port forwarding", for the tunnel.
      * The manager's sandboxes implement this; the default, for other implementations of this interface (test
      * doubles), throws {@link SandboxConfigurationException}.
      *

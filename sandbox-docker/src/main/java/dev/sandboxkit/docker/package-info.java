@@ -36,7 +36,7 @@
  *
  * <p>Podman's Docker-compatible service ({@code podman system service}) works as the engine: point
  * {@code docker.host} at its socket. The driver detects it and handles where its answers differ (exec inspect,
- * start failures, container inspect, the runtime it ignores); see the README's "Podman" section.
+ * start failures, container inspect, the runtime it ignores); see docs/docker.md, "Podman".
  *
  * <p>Only this package is API: {@link dev.sandboxkit.docker.DockerDriverProvider} and
  * {@link dev.sandboxkit.docker.DockerTlsException}. The driver

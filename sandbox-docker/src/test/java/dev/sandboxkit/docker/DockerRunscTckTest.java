@@ -30,7 +30,7 @@ class DockerRunscTckTest extends SandboxDriverTck {
      * Without {@code BACKGROUND_PROCESSES}: under runsc 20221219 the gVisor sandbox dies in the kit's signals and
      * timeouts test ({@code urpc method "containerManager.WaitPID" failed: EOF}, then the container is gone), on
      * both exec paths. Until that is understood, background processes count as unsupported under gVisor here and
-     * in the README; the rest of the kit runs as everywhere.
+     * in docs/docker.md; the rest of the kit runs as everywhere.
      */
     @Override
     protected SandboxDriver createDriver(DriverContext context) {

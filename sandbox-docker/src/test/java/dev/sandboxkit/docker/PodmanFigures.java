@@ -16,7 +16,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The README's Podman figures: exec {@code true} on the channel and on plain execs, back to back, and cold acquire,
+ * The Podman figures of docs/docker.md: exec {@code true} on the channel and on plain execs, back to back, and cold acquire,
  * on Docker and on Podman in one run (acquires alternate between the engines, so both see the same load). Not a
  * test; run it on the test classpath: {@code java -cp ... dev.sandboxkit.docker.PodmanFigures [iterations]}.
  */

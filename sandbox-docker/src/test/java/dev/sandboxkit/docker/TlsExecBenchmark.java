@@ -16,7 +16,7 @@ import java.util.Map;
  * Not part of the test run (the name matches no Surefire include): {@code mvn -pl sandbox-docker test
  * -Dtest=TlsExecBenchmark}. {@code exec("true")} p50 through the manager, on the command channel and on plain
  * execs, over the TLS engine ({@link TlsEngine}) and over the local unix socket, interleaved round-robin so that
- * both engines see the same machine load. The README's TLS figures come from here.
+ * both engines see the same machine load. The TLS figures of docs/docker.md come from here.
  */
 class TlsExecBenchmark {
     private static final int WARMUP = 30;

@@ -2,6 +2,8 @@ package dev.sandboxkit.readme;
 
 import dev.sandboxkit.spi.SandboxLabels;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 import org.w3c.dom.Document;
 import org.w3c.dom.Element;
@@ -22,12 +24,15 @@ import java.util.regex.Pattern;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The README's Spring Boot section, followed literally: its dependencies and BOM imports are this module's, its
- * properties and {@code Assistant} are this application's, and the application starts in a child JVM on exactly
- * that class path, a stand-in ChatModel bean in place of an LLM, and has two conversations in two sandboxes.
+ * The Spring Boot quickstart, in the README and on docs/spring-boot.md, followed literally: its dependencies and BOM
+ * imports are this module's, its properties and {@code Assistant} are this application's, and the application starts
+ * in a child JVM on exactly that class path, a stand-in ChatModel bean in place of an LLM, and has two conversations in
+ * two sandboxes. (That every Maven snippet of the documentation names a version or the BOM, and that every Java
+ * snippet compiles, is DocSnippetsTest's, in the examples.)
  */
 class ReadmeBootAppTest {
     private static final Path README = Path.of(System.getProperty("sandboxkit.readme.file"));
+    private static final Path BOOT_PAGE = README.resolveSibling("docs").resolve("spring-boot.md");
     private static final Path POM = Path.of(System.getProperty("sandboxkit.readme.pom"));
     /** What a Boot application's parent manages anyway, and JUnit for this module's own tests. */
     private static final Set<String> NOT_IN_README = Set.of("org.springframework.boot:spring-boot-dependencies",
@@ -37,9 +42,10 @@ class ReadmeBootAppTest {
     @TempDir
     Path root;
 
-    @Test
-    void theReadmesDependenciesAndBomsAreTheApplications() throws Exception {
-        Element readme = xml("<readme>" + block(bootSection(), "xml") + "</readme>");
+    @ParameterizedTest
+    @ValueSource(strings = {"README", "docs/spring-boot.md"})
+    void theQuickstartsDependenciesAndBomsAreTheApplications(String where) throws Exception {
+        Element readme = xml("<readme>" + block(bootSection(where), "xml") + "</readme>");
         Element pom = xml(Files.readString(POM, StandardCharsets.UTF_8));
         Element rootPom = xml(Files.readString(README.resolveSibling("pom.xml"), StandardCharsets.UTF_8));
 
@@ -71,40 +77,15 @@ class ReadmeBootAppTest {
         assertThat(readmeDependencies).containsExactlyElementsOf(pomDependencies);
     }
 
-    @Test
-    void theReadmesPropertiesAndAssistantAreTheApplications() throws Exception {
-        String section = bootSection();
+    @ParameterizedTest
+    @ValueSource(strings = {"README", "docs/spring-boot.md"})
+    void theQuickstartsPropertiesAndAssistantAreTheApplications(String where) throws Exception {
+        String section = bootSection(where);
         Path main = POM.resolveSibling("src").resolve("main");
         assertThat(block(section, "properties"))
                 .isEqualTo(Files.readString(main.resolve("resources/application.properties"), StandardCharsets.UTF_8));
         assertThat(Files.readString(main.resolve("java/dev/sandboxkit/readme/Assistant.java"), StandardCharsets.UTF_8))
                 .contains(block(section, "java"));
-    }
-
-    @Test
-    void everySandboxkitDependencyInTheReadmeHasAVersionOrItsBom() throws Exception {
-        Matcher m = BLOCK.matcher(Files.readString(README, StandardCharsets.UTF_8));
-        int checked = 0;
-        while (m.find()) {
-            if (!m.group(1).equals("xml") || !m.group(2).contains("<groupId>dev.sandboxkit</groupId>")) {
-                continue;
-            }
-            Element snippet = xml("<readme>" + m.group(2) + "</readme>");
-            boolean bom = m.group(2).contains("<artifactId>sandbox-bom</artifactId>");
-            List<Element> all = new ArrayList<>(dependencies(snippet)); // <dependencies> ... or a lone <dependency>
-            Element lone = child(snippet, "dependency");
-            if (lone != null) {
-                all.add(lone);
-            }
-            for (Element d : all) {
-                if (text(d, "groupId").equals("dev.sandboxkit")) {
-                    assertThat(bom || text(d, "version") != null).as("version or BOM for %s", text(d, "artifactId"))
-                            .isTrue();
-                    checked++;
-                }
-            }
-        }
-        assertThat(checked).isGreaterThanOrEqualTo(4); // quickstart, LangChain4j, Spring Boot, Kubernetes
     }
 
     @Test
@@ -129,13 +110,16 @@ class ReadmeBootAppTest {
                 .as("containers left by the closed application").isBlank();
     }
 
-    /** From the Spring Boot section's heading to the next section of the same level. */
-    private static String bootSection() throws Exception {
-        String readme = Files.readString(README, StandardCharsets.UTF_8);
-        int start = readme.indexOf("\n## Use with Spring AI / Spring Boot");
-        assertThat(start).as("the README's Spring Boot section").isPositive();
-        int end = readme.indexOf("\n## ", start + 1);
-        return readme.substring(start, end < 0 ? readme.length() : end);
+    /** The Spring Boot quickstart: the README's "### Spring Boot", or the page's "## Quickstart", to the next heading. */
+    private static String bootSection(String where) throws Exception {
+        boolean readme = where.equals("README");
+        String text = Files.readString(readme ? README : BOOT_PAGE, StandardCharsets.UTF_8);
+        String heading = readme ? "\n### Spring Boot\n" : "\n## Quickstart\n";
+        int start = text.indexOf(heading);
+        assertThat(start).as("the Spring Boot quickstart in %s", where).isPositive();
+        Matcher next = Pattern.compile("(?m)^#{2,3} ").matcher(text);
+        int end = next.find(start + heading.length()) ? next.start() : text.length();
+        return text.substring(start, end);
     }
 
     /** The first code block of a language in a text. */

@@ -21,8 +21,8 @@ public enum JdbcDialect {
     }
 
     /**
-     * The classpath resource of one of this dialect's migration scripts (the paths are documented in the
-     * README for teams that manage the schema themselves).
+     * The classpath resource of one of this dialect's migration scripts (the paths are documented in
+     * docs/store-jdbc.md for teams that manage the schema themselves).
      */
     String migrationResource(int version) {
         return "dev/sandboxkit/store/jdbc/schema/" + directory + "/" + Migrations.fileName(version);
