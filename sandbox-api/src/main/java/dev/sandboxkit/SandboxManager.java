@@ -327,7 +327,7 @@ public interface SandboxManager extends AutoCloseable {
      * failed, and removes any container still carrying its owner label; then closes what the manager itself
      * created: its scheduler, its driver and its store. Instances passed to the builder are left open. If the
      * backend is unreachable at that moment, what could not be removed is left to the next manager of the fleet
-     * that shares the store (see the README on engine outages).
+     * that shares the store (see docs/operations.md, "When things fail").
      */
     @Override
     void close();

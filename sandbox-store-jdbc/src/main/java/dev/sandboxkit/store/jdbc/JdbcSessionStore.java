@@ -254,8 +254,8 @@ public final class JdbcSessionStore implements SessionStore {
     }
 
     /**
-     * Options for a store on a DataSource. Each option may be set once (a service builder; see the README's API
-     * rules). Not thread-safe.
+     * Options for a store on a DataSource. Each option may be set once (a service builder; see docs/api.md, "API
+     * rules"). Not thread-safe.
      */
     public static final class Builder {
         private final DataSource dataSource;
