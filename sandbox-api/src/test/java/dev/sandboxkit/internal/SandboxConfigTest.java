@@ -118,6 +118,13 @@ class SandboxConfigTest {
         assertThatThrownBy(() -> c.set("fleet", "no spaces")).hasMessageStartingWith("sandboxkit.fleet: 1-63 characters");
         assertThatThrownBy(() -> c.set("spec.nonsense", "1")).hasMessageStartingWith("sandboxkit.spec.nonsense: no such setting");
         assertThatThrownBy(c::spec).hasMessageStartingWith("sandboxkit.spec.image: required");
+        SandboxConfig withImage = new SandboxConfig().set("spec.image", "img:1");
+        assertThatThrownBy(() -> withImage.set("spec.template", "snapshot:abc").spec())
+                .isInstanceOf(SandboxConfigurationException.class)
+                .hasMessage("sandboxkit.spec.template: not a snapshot id: abc");
+        assertThatThrownBy(() -> withImage.set("spec.template", "relative/dir").spec())
+                .isInstanceOf(SandboxConfigurationException.class)
+                .hasMessageStartingWith("sandboxkit.spec.template: a template directory must be an absolute path");
     }
 
     @Test
