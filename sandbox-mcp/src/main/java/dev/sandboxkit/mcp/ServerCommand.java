@@ -356,7 +356,8 @@ final class ServerCommand implements Callable<Integer> {
 
     Setup setup() throws IOException {
         Duration keepAlive = positiveDuration(httpKeepAlive, "--http-keep-alive");
-        Duration pingTimeout = httpPingTimeout == null ? null : positiveDuration(httpPingTimeout, "--http-ping-timeout");
+        Duration pingTimeout = httpPingTimeout == null ? null
+                : positiveDuration(httpPingTimeout, "--http-ping-timeout");
         Duration sessionTimeout = positiveDuration(httpSessionTimeout, "--http-session-timeout");
         long maxBytes = ConfigValues.size("--max-message-size", maxMessageSize);
         if (maxBytes > Integer.MAX_VALUE - 16) {
@@ -513,8 +514,8 @@ final class ServerCommand implements Callable<Integer> {
         for (String name : config.getToolsAllowed()) { // so are the tools' names, which the tool set checks
             if (SandboxTool.byName(name).isEmpty()) {
                 throw new SandboxConfigurationException(origin.get("tools.allowed") + ": " + SandboxConfig.PREFIX
-                        + "tools.allowed: no tool named '" + name + "'; the tools are " + Arrays.stream(SandboxTool.values()).map(SandboxTool::toolName)
-                        .collect(Collectors.joining(", ")));
+                        + "tools.allowed: no tool named '" + name + "'; the tools are "
+                        + Arrays.stream(SandboxTool.values()).map(SandboxTool::toolName).collect(Collectors.joining(", ")));
             }
         }
         return new Configured(config, origin);
@@ -704,7 +705,9 @@ final class ServerCommand implements Callable<Integer> {
 
         @Override
         public String defaultValue(CommandLine.Model.ArgSpec argSpec) {
-            if (argSpec instanceof CommandLine.Model.OptionSpec option && !option.longestName().equals("--set")) {
+            // --set's variable is merged key by key (see layer); --show-config is a command, not a setting.
+            if (argSpec instanceof CommandLine.Model.OptionSpec option
+                    && !List.of("--set", "--show-config").contains(option.longestName())) {
                 String value = env.get(variable(option.longestName()));
                 return value == null || value.isBlank() ? null : value;
             }

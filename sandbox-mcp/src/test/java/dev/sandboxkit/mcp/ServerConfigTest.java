@@ -2,6 +2,8 @@ package dev.sandboxkit.mcp;
 
 import dev.sandboxkit.SandboxConfig;
 import dev.sandboxkit.SandboxManager;
+import dev.sandboxkit.mcp.ServerCommandTest.Result;
+import dev.sandboxkit.testkit.ConfigSamples;
 import dev.sandboxkit.testkit.FakeDriver;
 import dev.sandboxkit.tools.SandboxTools;
 import dev.sandboxkit.tools.ToolDefinition;
@@ -24,6 +26,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 
+import static dev.sandboxkit.mcp.ServerCommandTest.run;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -118,7 +121,7 @@ class ServerConfigTest {
         int checked = 0;
         for (SandboxConfig.Key k : SandboxConfig.keys()) {
             String key = k.name().endsWith(".*") ? k.name().replace("*", "SAMPLE") : k.name();
-            String sample = sample(k);
+            String sample = ConfigSamples.sample(k);
             String direct = new SandboxConfig().set(key, sample).get(key);
             assertThat(config(Map.of(), "--set", key + "=" + sample).get(key)).as("--set " + key).isEqualTo(direct)
                     .isNotNull();
@@ -136,7 +139,7 @@ class ServerConfigTest {
             SandboxConfig.Key k = SandboxConfig.keys().stream().filter(x -> x.name().equals(key)).findFirst().orElseThrow();
             CommandLine.Model.OptionSpec o = parse(Map.of()).spec.findOption(flag);
             boolean takesValue = o.arity().max() > 0;
-            String sample = takesValue ? sample(k) : "true";
+            String sample = takesValue ? ConfigSamples.sample(k) : "true";
             String viaSet = config(Map.of(), "--set", key + "=" + sample).get(key);
             List<String> args = new ArrayList<>(List.of(flag));
             if (takesValue) {
@@ -147,33 +150,6 @@ class ServerConfigTest {
             assertThat(config(Map.of(ServerCommand.EnvDefaults.variable(flag), sample)).get(key))
                     .as(ServerCommand.EnvDefaults.variable(flag)).isEqualTo(viaSet);
         });
-    }
-
-    /** A valid value of each key other than its default (as SandboxConfigTest has them, the spec's checks passed). */
-    private static String sample(SandboxConfig.Key k) {
-        return switch (k.type()) {
-            case "duration" -> "7m";
-            case "size" -> "3MB";
-            case "boolean" -> Boolean.toString(!"true".equals(k.defaultValue()));
-            case "integer" -> "7";
-            case "number" -> "1.5";
-            case "path" -> "/srv/sandboxkit";
-            case "map" -> "v 1";
-            case "list" -> k.name().equals("tools.allowed") ? "read_file,list_files" : "NET_BIND_SERVICE";
-            default -> {
-                if (k.type().contains("|")) {
-                    String[] values = k.type().split("\\|");
-                    yield values[0].equals(k.defaultValue()) ? values[1] : values[0];
-                }
-                yield switch (k.name()) {
-                    case "fleet", "instance-id" -> "app-7";
-                    case "spec.template" -> "snapshot:snap-abc";
-                    case "spec.user" -> "1000:1000";
-                    case "spec.extra-ca-certificates" -> "-----BEGIN CERTIFICATE----- MIIB -----END CERTIFICATE-----";
-                    default -> "x-" + k.name().replace('.', '-');
-                };
-            }
-        };
     }
 
     @Test
@@ -269,22 +245,6 @@ class ServerConfigTest {
 
     private SandboxManager manager(String... args) throws Exception {
         return parse(Map.of(), args).setup().managerBuilder().driver(new FakeDriver()).build();
-    }
-
-    private record Result(int code, String out, String err) {
-    }
-
-    private static Result run(Map<String, String> env, String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        PrintStream oldErr = System.err;
-        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-        try {
-            int code = SandboxMcpMain.run(args, InputStream.nullInputStream(), out, env);
-            return new Result(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setErr(oldErr);
-        }
     }
 
     @Test
