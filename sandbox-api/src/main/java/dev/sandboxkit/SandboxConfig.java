@@ -292,9 +292,13 @@ public final class SandboxConfig {
             b.extraCaCertificates(pem(extraCaCertificates));
         }
         if (template != null) {
-            b.template(template.startsWith("snapshot:")
-                    ? WorkspaceTemplate.snapshot(new SnapshotId(template.substring("snapshot:".length())))
-                    : WorkspaceTemplate.directory(Path.of(template)));
+            try {
+                b.template(template.startsWith("snapshot:")
+                        ? WorkspaceTemplate.snapshot(new SnapshotId(template.substring("snapshot:".length())))
+                        : WorkspaceTemplate.directory(Path.of(template)));
+            } catch (IllegalArgumentException e) { // a malformed snapshot id, a relative or invalid path
+                throw new SandboxConfigurationException(PREFIX + "spec.template: " + e.getMessage(), e);
+            }
         }
         try {
             return b.build();

@@ -7,6 +7,7 @@ import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.WarmPool;
+import dev.sandboxkit.testkit.ConfigSamples;
 import dev.sandboxkit.testkit.FakeDriver;
 import dev.sandboxkit.testkit.ManualClock;
 import dev.sandboxkit.testkit.ManualScheduler;
@@ -45,7 +46,7 @@ class SandboxConfigTest {
                 continue;
             }
             assertThat(defaults.get(k.name())).as(k.name()).isEqualTo(k.defaultValue());
-            String sample = sample(k);
+            String sample = ConfigSamples.sample(k);
             changed.set(k.property(), sample);
             given.put(k.name(), changed.get(k.name()));
             assertThat(changed.get(k.name())).as(k.name()).isNotNull().isNotEqualTo(k.defaultValue());
@@ -56,29 +57,6 @@ class SandboxConfigTest {
                 .containsEntry("spec.env.LANG", "C.UTF-8").containsEntry("spec.labels.team", "blue")
                 .containsEntry("docker.host", "unix:///x.sock");
         assertThat(new SandboxConfig().changes()).isEmpty();
-    }
-
-    private static String sample(SandboxConfig.Key k) {
-        return switch (k.type()) {
-            case "duration" -> "7m";
-            case "size" -> "3MB";
-            case "boolean" -> Boolean.toString(!"true".equals(k.defaultValue()));
-            case "integer" -> "7";
-            case "number" -> "1.5";
-            case "path" -> "/srv/sandboxkit";
-            case "list" -> k.name().equals("tools.allowed") ? "read_file,list_files" : "NET_BIND_SERVICE";
-            default -> {
-                if (k.type().contains("|")) {
-                    String[] values = k.type().split("\\|");
-                    yield values[0].equals(k.defaultValue()) ? values[1] : values[0];
-                }
-                yield switch (k.name()) {
-                    case "fleet", "instance-id" -> "app-7";
-                    case "spec.template" -> "snapshot:abc";
-                    default -> "x-" + k.name();
-                };
-            }
-        };
     }
 
     @Test
@@ -118,6 +96,13 @@ class SandboxConfigTest {
         assertThatThrownBy(() -> c.set("fleet", "no spaces")).hasMessageStartingWith("sandboxkit.fleet: 1-63 characters");
         assertThatThrownBy(() -> c.set("spec.nonsense", "1")).hasMessageStartingWith("sandboxkit.spec.nonsense: no such setting");
         assertThatThrownBy(c::spec).hasMessageStartingWith("sandboxkit.spec.image: required");
+        SandboxConfig withImage = new SandboxConfig().set("spec.image", "img:1");
+        assertThatThrownBy(() -> withImage.set("spec.template", "snapshot:abc").spec())
+                .isInstanceOf(SandboxConfigurationException.class)
+                .hasMessage("sandboxkit.spec.template: not a snapshot id: abc");
+        assertThatThrownBy(() -> withImage.set("spec.template", "relative/dir").spec())
+                .isInstanceOf(SandboxConfigurationException.class)
+                .hasMessageStartingWith("sandboxkit.spec.template: a template directory must be an absolute path");
     }
 
     @Test

@@ -14,7 +14,9 @@ import java.util.Map;
 
 /**
  * The {@code sandbox-mcp} command: {@code java -jar sandbox-mcp-VERSION-all.jar [options]}. Run with
- * {@code --help} for the options; every one can also be set with a {@code SANDBOX_MCP_*} environment variable.
+ * {@code --help} for the options; every one can also be set with a {@code SANDBOX_MCP_*} environment variable. The
+ * library's settings ({@link dev.sandboxkit.SandboxConfig}) come from {@code -Dsandboxkit.*} system properties, the
+ * environment and the command line ({@code --set KEY=VALUE}), in that order; {@code --show-config} prints them.
  *
  * <p>Before anything else runs, {@code System.out} is pointed at stderr and logging is sent there: on stdio the
  * real stdout carries the protocol, and one stray line from any library would break the client.
@@ -40,7 +42,7 @@ public final class SandboxMcpMain {
      * @param args     the command line
      * @param stdin    the protocol's input (stdio)
      * @param protocol the protocol's output (stdio), and where {@code --help} and {@code --version} print
-     * @param env      the environment, for {@code SANDBOX_MCP_*} defaults
+     * @param env      the environment, for {@code SANDBOX_MCP_*} defaults and {@code SANDBOX_MCP_SET}
      * @return the exit code: 0 after a normal end, 1 if the backend failed at start, 2 for a bad configuration
      */
     static int run(String[] args, InputStream stdin, OutputStream protocol, Map<String, String> env) {
@@ -53,8 +55,9 @@ public final class SandboxMcpMain {
 
     /** The command line parser, with the environment's defaults. */
     static CommandLine commandLine(InputStream stdin, OutputStream protocol, Map<String, String> env) {
-        CommandLine cmd = new CommandLine(new ServerCommand(stdin, protocol));
+        CommandLine cmd = new CommandLine(new ServerCommand(stdin, protocol, env));
         cmd.setDefaultValueProvider(new ServerCommand.EnvDefaults(env));
+        cmd.setResourceBundle(ServerDefaults.libraryDefaults()); // the library's defaults in the help
         cmd.setCaseInsensitiveEnumValuesAllowed(true);
         // A configuration error says what is wrong, not the whole usage.
         cmd.setParameterExceptionHandler((e, args) -> {

@@ -1,17 +1,15 @@
 package dev.sandboxkit.mcp;
 
-import dev.sandboxkit.PullPolicy;
+import dev.sandboxkit.SandboxConfig;
 import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxException;
 import dev.sandboxkit.SandboxManager;
-import dev.sandboxkit.SandboxSpec;
-import dev.sandboxkit.WarmPool;
 import dev.sandboxkit.mcp.internal.Sessions;
+import dev.sandboxkit.spi.ConfigValues;
 import dev.sandboxkit.spi.SessionStore;
 import dev.sandboxkit.store.jdbc.JdbcSessionStore;
 import dev.sandboxkit.tools.SandboxTool;
 import dev.sandboxkit.tools.SandboxTools;
-import dev.sandboxkit.tools.SessionResolver;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
@@ -23,19 +21,19 @@ import picocli.CommandLine.Spec;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HexFormat;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -44,7 +42,8 @@ import java.util.stream.Collectors;
 
 /**
  * The {@code sandbox-mcp} command line: every option, its environment variable and its default, and the run
- * itself (manager, tool set, server, orderly shutdown).
+ * itself (manager, tool set, server, orderly shutdown). The library's settings are one {@link SandboxConfig}, built in
+ * layers by {@link #config}; the server's own options (transport, store, HTTP) are its fields.
  */
 @Command(name = "sandbox-mcp", mixinStandardHelpOptions = true, sortOptions = false,
         versionProvider = ServerCommand.Version.class, usageHelpAutoWidth = true,
@@ -59,12 +58,43 @@ import java.util.stream.Collectors;
                 "Every option can also be set with an environment variable: SANDBOX_MCP_ and the option's name in upper "
                         + "case, '-' as '_' (--idle-ttl 10m is SANDBOX_MCP_IDLE_TTL=10m; a flag is =true). The command "
                         + "line wins. Prefer SANDBOX_MCP_TOKEN to --token: arguments are visible to other users.",
-                "Durations: 30s, 10m, 1h30m, 500ms or ISO-8601 (PT30M). Sizes: 512m, 16MiB, 1g or bytes.",
+                "The library's settings (the key in parentheses after each option, and any other through --set) come "
+                        + "in layers, each above the one before: the library's defaults, the server's (where an option "
+                        + "names one), -Dsandboxkit.KEY=VALUE system properties of this JVM, the environment, the "
+                        + "command line.",
+                "Durations: 30s, 10m, 1h30m, 500ms or ISO-8601 (PT30M). Sizes: 512MB, 512m, 16MiB, 1g or bytes.",
                 "Exit codes: 0 after the client went away or a signal, 1 if the sandbox backend failed at start, "
                         + "2 for a bad configuration."})
 final class ServerCommand implements Callable<Integer> {
     /** Environment variable prefix of every option. */
     static final String ENV_PREFIX = "SANDBOX_MCP_";
+    /** The environment's {@code --set}, merged key by key beneath the command line's. */
+    static final String SET_VARIABLE = ENV_PREFIX + "SET";
+
+    /**
+     * The flags that set a library setting, and its key: each value goes through {@link SandboxConfig#set}, as
+     * {@code --set KEY=VALUE} would. Any other setting is reachable through {@code --set}.
+     */
+    static final Map<String, String> FLAGS = flags();
+
+    private static Map<String, String> flags() {
+        Map<String, String> f = new LinkedHashMap<>();
+        f.put("--driver", "driver");
+        f.put("--image", "spec.image");
+        f.put("--pull", "spec.pull-policy");
+        f.put("--network", "spec.network");
+        f.put("--memory", "spec.memory");
+        f.put("--cpus", "spec.cpus");
+        f.put("--idle-ttl", "idle-timeout");
+        f.put("--warm-pool", "warm-pool.size");
+        f.put("--read-only", "tools.read-only");
+        f.put("--tools", "tools.allowed");
+        f.put("--workspace-root", "workspace-root");
+        f.put("--fleet", "fleet");
+        f.put("--lease", "lease-duration");
+        f.put("--orphan-grace", "orphan-grace");
+        return Collections.unmodifiableMap(f);
+    }
 
     enum Transport { stdio, http }
 
@@ -91,85 +121,99 @@ final class ServerCommand implements Callable<Integer> {
     int maxSessions;
 
     // ---------------------------------------------------------------- sandboxes
+    // The library's settings (see FLAGS): no default here, so that the library's reaches the server.
 
     @Option(names = "--driver", paramLabel = "NAME",
-            description = "The sandbox driver (default: the available one; this jar ships docker). The Docker "
+            description = "The sandbox driver (driver; default: the available one, this jar ships docker). The Docker "
                     + "engine is DOCKER_HOST, else the local socket.")
     String driver;
 
-    @Option(names = "--image", paramLabel = "IMAGE", defaultValue = "python:3.12-slim",
-            description = "The image every sandbox runs (default python:3.12-slim). Its entrypoint is not used: any "
-                    + "image with sleep and sh works.")
+    @Option(names = "--image", paramLabel = "IMAGE",
+            description = "The image every sandbox runs (spec.image; default " + ServerDefaults.IMAGE + "). Its "
+                    + "entrypoint is not used: any image with sleep and sh works.")
     String image;
 
-    @Option(names = "--pull", paramLabel = "if-missing|always|never", defaultValue = "if-missing",
-            converter = PullConverter.class,
-            description = "When the image may be pulled (default if-missing).")
-    PullPolicy pull;
+    @Option(names = "--pull", paramLabel = "if-missing|always|never",
+            description = "When the image may be pulled (spec.pull-policy; default: the library's, "
+                    + "${bundle:default.spec.pull-policy}).")
+    String pull;
 
-    @Option(names = "--network", paramLabel = "MODE", defaultValue = "none",
-            description = "The sandboxes' network: none (default), bridge, or a network name.")
+    @Option(names = "--network", paramLabel = "MODE",
+            description = "The sandboxes' network: none, bridge, or a network name (spec.network; default: the "
+                    + "library's, ${bundle:default.spec.network}).")
     String network;
 
-    @Option(names = "--memory", paramLabel = "SIZE", defaultValue = "512m",
-            description = "Memory limit per sandbox, swap included (default 512m; 0 for none).")
+    @Option(names = "--memory", paramLabel = "SIZE",
+            description = "Memory limit per sandbox, swap included; 0 for none (spec.memory; default: the "
+                    + "library's, ${bundle:default.spec.memory}).")
     String memory;
 
-    @Option(names = "--cpus", paramLabel = "N", defaultValue = "0",
-            description = "CPU limit per sandbox in cores, for example 1.5 (default 0: none).")
-    double cpus;
+    @Option(names = "--cpus", paramLabel = "N",
+            description = "CPU limit per sandbox in cores, for example 1.5; 0 for none (spec.cpus; default: the "
+                    + "library's, ${bundle:default.spec.cpus}).")
+    String cpus;
 
-    @Option(names = "--idle-ttl", paramLabel = "DURATION", defaultValue = "30m",
+    @Option(names = "--idle-ttl", paramLabel = "DURATION",
             description = "A sandbox idle this long is stopped; its files stay and the next call resumes it "
-                    + "transparently (default 30m).")
+                    + "transparently (idle-timeout; default: the library's, ${bundle:default.idle-timeout}).")
     String idleTtl;
 
-    @Option(names = "--warm-pool", paramLabel = "N", defaultValue = "0",
+    @Option(names = "--warm-pool", paramLabel = "N",
             description = "Sandboxes kept started for new sessions, so that a first call does not wait for a "
-                    + "container start (default 0).")
-    int warmPool;
+                    + "container start (warm-pool.size; default: the library's, ${bundle:default.warm-pool.size}).")
+    String warmPool;
 
-    @Option(names = "--read-only", defaultValue = "false",
+    @Option(names = "--read-only",
             description = "Offer only read_file, list_files and search_files: the model cannot change the workspace "
-                    + "or run commands.")
-    boolean readOnly;
+                    + "or run commands (tools.read-only).")
+    Boolean readOnly;
 
     @Option(names = "--tools", paramLabel = "TOOL", split = ",",
             description = "Offer only these tools (comma-separated): run_command, read_file, write_file, edit_file, "
-                    + "list_files, search_files (default: all).")
+                    + "list_files, search_files (tools.allowed; default: all).")
     List<String> toolNames;
 
     @Option(names = "--no-resources", defaultValue = "false",
             description = "Do not offer the workspace files as MCP resources (sandbox://workspace/<path>).")
     boolean noResources;
 
+    @Option(names = "--set", paramLabel = "KEY=VALUE",
+            description = "Any setting of the library by its key, repeatable: --set spec.runtime=runsc --set "
+                    + "tools.output-limit=64KB (the keys and their values: --show-config). Above the "
+                    + "-Dsandboxkit.* system properties and the environment; a flag and --set of its key may not "
+                    + "be given together. Environment: SANDBOX_MCP_SET, one KEY=VALUE a line or on one line "
+                    + "separated by commas (a part without = continues the value before: "
+                    + "tools.allowed=read_file,list_files).")
+    List<String> settings;
+
     // ---------------------------------------------------------------- state
 
-    @Option(names = "--workspace-root", paramLabel = "DIR", defaultValue = "~/.sandboxkit/mcp/workspaces",
-            description = "Where each session's durable workdir lives on this host (default "
-                    + "~/.sandboxkit/mcp/workspaces).")
+    @Option(names = "--workspace-root", paramLabel = "DIR",
+            description = "Where each session's durable workdir lives on this host (workspace-root; default "
+                    + ServerDefaults.WORKSPACE_ROOT + ").")
     String workspaceRoot;
 
-    @Option(names = "--store", paramLabel = "h2|h2:FILE|memory", defaultValue = "h2",
-            description = "Where session metadata lives: h2 (an H2 file, ~/.sandboxkit/mcp/sessions; default), "
+    @Option(names = "--store", paramLabel = "h2|h2:FILE|memory", defaultValue = ServerDefaults.STORE,
+            description = "Where session metadata lives: h2 (an H2 file, " + ServerDefaults.H2_FILE + "; default), "
                     + "h2:FILE, or memory (forgotten on exit). With an H2 file a restarted server resumes old "
                     + "sessions, and several servers can share it.")
     String store;
 
     @Option(names = "--fleet", paramLabel = "NAME",
-            description = "The fleet label of the containers; servers sharing a store must share a fleet (default: "
-                    + "derived from the store file, unique per process for memory).")
+            description = "The fleet label of the containers; servers sharing a store must share a fleet (fleet; "
+                    + "default: derived from the store file, unique per process for memory).")
     String fleet;
 
-    @Option(names = "--lease", paramLabel = "DURATION", defaultValue = "30s",
+    @Option(names = "--lease", paramLabel = "DURATION",
             description = "How long this server's hold on its sessions lasts unrenewed: after a crash (kill -9) a "
-                    + "restarted server takes them over once it has passed (default 30s).")
+                    + "restarted server takes them over once it has passed (lease-duration; default: the library's, "
+                    + "${bundle:default.lease-duration}).")
     String lease;
 
     @Option(names = "--orphan-grace", paramLabel = "DURATION",
             description = "How old a container or workdir of this store that no live server accounts for must be "
                     + "before the sweep removes it; also how often the sweep looks for the unkeyed sessions of a "
-                    + "server that died (default: the library's, 10m).")
+                    + "server that died (orphan-grace; default: the library's, ${bundle:default.orphan-grace}).")
     String orphanGrace;
 
     // ---------------------------------------------------------------- HTTP
@@ -225,12 +269,19 @@ final class ServerCommand implements Callable<Integer> {
             description = "Log level on stderr: error, warn, info (default), debug, trace.")
     String logLevel;
 
+    @Option(names = "--show-config",
+            description = "Print the library's settings this server would run with, each with where its value comes "
+                    + "from, and exit; nothing is started.")
+    boolean showConfig;
+
     private final InputStream stdin;
     private final OutputStream stdout;
+    private final Map<String, String> env;
 
-    ServerCommand(InputStream stdin, OutputStream stdout) {
+    ServerCommand(InputStream stdin, OutputStream stdout, Map<String, String> env) {
         this.stdin = stdin;
         this.stdout = stdout;
+        this.env = Map.copyOf(env);
     }
 
     /** Runs the server until the client goes away (stdio) or a signal arrives. */
@@ -238,6 +289,14 @@ final class ServerCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", logLevel.trim().toLowerCase(Locale.ROOT));
         Logger log = LoggerFactory.getLogger(SandboxMcpMain.class);
+        if (showConfig) {
+            try {
+                printConfig(configure());
+            } catch (IllegalArgumentException | SandboxConfigurationException e) {
+                throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e);
+            }
+            return 0;
+        }
         Setup setup;
         try {
             setup = setup();
@@ -273,44 +332,46 @@ final class ServerCommand implements Callable<Integer> {
             log.debug("No signal handlers: SIGTERM shuts down from a JVM shutdown hook");
         }
         Runtime.getRuntime().addShutdownHook(new Thread(shutdown, "sandbox-mcp-shutdown"));
+        SandboxConfig c = setup.config();
         log.info("sandbox-mcp {} {}: driver {}, image {}, workspaces {}, store {}, fleet {}, idle TTL {}, tools {}{}",
                 SandboxMcpServer.version(), server.url() != null ? "listening on " + server.url() + " ("
                         + (setup.token() != null ? "bearer token required" : "no token") + ", at most "
                         + maxSessions + " sessions)" : "on stdio (" + (sessionKey != null ? "session key set"
                         : "no session key: the workspace is deleted when the client goes away") + ")",
-                manager.driverName(), image, setup.root(), setup.storeName(), setup.fleet(), setup.idle(),
-                setup.toolList(), readOnly ? " (read-only)" : "");
+                manager.driverName(), c.getImage(), c.getWorkspaceRoot(), setup.storeName(), c.getFleet(),
+                c.get("idle-timeout"), c.getToolsAllowed().isEmpty() ? "all" : String.join(",", c.getToolsAllowed()),
+                c.isToolsReadOnly() ? " (read-only)" : "");
+        log.debug("Settings other than the library's defaults: {}", c.changes());
         server.awaitClosed();
         shutdown.run();
         return 0;
     }
 
     /** Everything derived from the options, checked, before anything starts. */
-    record Setup(SandboxManager.Builder managerBuilder, Function<SandboxManager, SandboxTools.Builder> toolsBuilder,
+    record Setup(SandboxConfig config, SandboxManager.Builder managerBuilder,
+                 Function<SandboxManager, SandboxTools.Builder> toolsBuilder,
                  Function<SandboxTools, SandboxMcpServer.Builder> serverBuilder, SessionStore store, String storeName,
-                 Path root, String fleet, Duration idle, String toolList, String token) {
+                 String token) {
     }
 
     Setup setup() throws IOException {
-        Duration idle = positive(Values.duration(idleTtl), "--idle-ttl");
-        Duration leaseDuration = positive(Values.duration(lease), "--lease");
-        Duration keepAlive = positive(Values.duration(httpKeepAlive), "--http-keep-alive");
+        Duration keepAlive = positiveDuration(httpKeepAlive, "--http-keep-alive");
         Duration pingTimeout = httpPingTimeout == null ? null
-                : positive(Values.duration(httpPingTimeout), "--http-ping-timeout");
-        Duration sessionTimeout = positive(Values.duration(httpSessionTimeout), "--http-session-timeout");
-        long maxBytes = Values.size(maxMessageSize);
+                : positiveDuration(httpPingTimeout, "--http-ping-timeout");
+        Duration sessionTimeout = positiveDuration(httpSessionTimeout, "--http-session-timeout");
+        long maxBytes = ConfigValues.size("--max-message-size", maxMessageSize);
         if (maxBytes > Integer.MAX_VALUE - 16) {
             throw new IllegalArgumentException("--max-message-size must be below 2 GiB, got " + maxMessageSize);
         }
-        if (warmPool < 0 || maxSessions < 1) {
-            throw new IllegalArgumentException("--warm-pool must be at least 0 and --max-sessions at least 1");
+        if (maxSessions < 1) {
+            throw new IllegalArgumentException("--max-sessions must be at least 1");
         }
         String bearer = token;
         if (tokenFile != null) {
             if (bearer != null) {
                 throw new IllegalArgumentException("give --token or --token-file, not both");
             }
-            List<String> lines = Files.readAllLines(Values.path(tokenFile), StandardCharsets.UTF_8);
+            List<String> lines = Files.readAllLines(path(tokenFile), StandardCharsets.UTF_8);
             bearer = lines.isEmpty() ? "" : lines.get(0).trim();
         }
         if (transport == Transport.stdio && bearer != null && spec.commandLine().getParseResult() != null
@@ -333,69 +394,9 @@ final class ServerCommand implements Callable<Integer> {
                     + SandboxMcpServer.SESSION_HEADER + " header");
         }
 
-        SandboxSpec.Builder specBuilder = SandboxSpec.builder().image(image).pullPolicy(pull).network(network)
-                .memoryBytes(Values.size(memory));
-        if (cpus < 0) {
-            throw new IllegalArgumentException("--cpus must be at least 0, got " + cpus);
-        }
-        if (cpus > 0) {
-            specBuilder.cpus(cpus);
-        }
-        SandboxSpec sandboxSpec = specBuilder.build();
+        SandboxConfig config = config();
+        Path storeFile = storeFile();
 
-        List<SandboxTool> allowed = new ArrayList<>();
-        if (toolNames != null) {
-            for (String name : toolNames) {
-                String n = name.trim();
-                allowed.add(SandboxTool.byName(n).orElseThrow(() -> new IllegalArgumentException("--tools: no tool "
-                        + "named '" + n + "'; the tools are " + Arrays.stream(SandboxTool.values())
-                        .map(SandboxTool::toolName).collect(Collectors.joining(", ")))));
-            }
-        }
-
-        Path root = Values.path(workspaceRoot);
-        Path storeFile = null;
-        String storeName;
-        String derivedFleet;
-        String st = store.trim();
-        if (st.equals("memory")) {
-            storeName = "memory";
-            // A store of its own: no other server may sweep this one's containers, nor it theirs.
-            derivedFleet = "mcp-" + UUID.randomUUID().toString().substring(0, 8);
-        } else if (st.equals("h2") || st.startsWith("h2:")) {
-            storeFile = Values.path(st.equals("h2") ? "~/.sandboxkit/mcp/sessions" : st.substring(3));
-            storeName = "H2 " + storeFile;
-            // Servers sharing a store share a fleet, and only they do.
-            derivedFleet = "mcp-" + sha256(storeFile.toString()).substring(0, 12);
-        } else {
-            throw new IllegalArgumentException("--store must be h2, h2:FILE or memory, got: " + store);
-        }
-        String fleetName = fleet != null ? fleet : derivedFleet;
-
-        SandboxManager.Builder mb = SandboxManager.builder().workspaceRoot(root).idleTimeout(idle)
-                .leaseDuration(leaseDuration).fleet(fleetName);
-        if (orphanGrace != null) {
-            mb.orphanGrace(positive(Values.duration(orphanGrace), "--orphan-grace"));
-        }
-        if (driver != null && !driver.isBlank()) {
-            mb.driver(driver.trim());
-        }
-        if (warmPool > 0) {
-            mb.warmPool(WarmPool.of(sandboxSpec, warmPool));
-        }
-
-        SandboxTool[] toolArray = allowed.toArray(new SandboxTool[0]);
-        Function<SandboxManager, SandboxTools.Builder> tb = m -> {
-            // mcp-k.<key> for keyed sessions, mcp-s.<MCP session id> for the others (see Sessions).
-            SandboxTools.Builder b = SandboxTools.builder(m).spec(sandboxSpec).resolver(SessionResolver.prefixed("mcp-"));
-            if (toolArray.length > 0) {
-                b.tools(toolArray);
-            }
-            if (readOnly) {
-                b.readOnly();
-            }
-            return b;
-        };
         String finalBearer = bearer;
         Function<SandboxTools, SandboxMcpServer.Builder> sb = t -> {
             SandboxMcpServer.Builder b = SandboxMcpServer.builder(t).maxMessageBytes((int) maxBytes);
@@ -426,8 +427,7 @@ final class ServerCommand implements Callable<Integer> {
             }
             return b;
         };
-        String toolList = toolArray.length == 0 ? "all" : allowed.stream().map(SandboxTool::toolName)
-                .collect(Collectors.joining(","));
+        SandboxManager.Builder mb = SandboxManager.builder(config);
         SessionStore sessionStore = null;
         if (storeFile != null) {
             // Opened last: nothing above may fail with the database open. H2's auto-server (several servers on one
@@ -438,22 +438,183 @@ final class ServerCommand implements Callable<Integer> {
             sessionStore = JdbcSessionStore.h2(storeFile);
             mb.store(sessionStore);
         }
-        return new Setup(mb, tb, sb, sessionStore, storeName, root, fleetName, idle, toolList, bearer);
+        return new Setup(config, mb, m -> SandboxTools.builder(m).config(config), sb, sessionStore,
+                storeFile == null ? "memory" : "H2 " + storeFile, bearer);
     }
 
-    private static Duration positive(Duration d, String option) {
+    /** {@code --store}: the H2 file, or {@code null} for {@code memory}. */
+    private Path storeFile() {
+        String st = store.trim();
+        if (st.equals("memory")) {
+            return null;
+        }
+        if (st.equals("h2") || st.startsWith("h2:")) {
+            return path(st.equals("h2") ? ServerDefaults.H2_FILE : st.substring(3));
+        }
+        throw new IllegalArgumentException("--store must be h2, h2:FILE or memory, got: " + store);
+    }
+
+    /**
+     * The library's settings, in layers, each above the one before: the library's defaults; the server's
+     * ({@link ServerDefaults}) where no layer names the key; the {@code -Dsandboxkit.*} system properties; the
+     * environment ({@code SANDBOX_MCP_*} of the flags in {@link #FLAGS}, {@code SANDBOX_MCP_SET}); the command line
+     * (those flags, {@code --set}). Every value goes through {@link SandboxConfig#set}: one syntax, one validation,
+     * whose message names the key; this adds where it came from.
+     *
+     * @return the settings, checked as far as they can be before anything starts
+     */
+    SandboxConfig config() {
+        return configure().config();
+    }
+
+    /** The settings, and where each value that is not the library's default came from. */
+    record Configured(SandboxConfig config, Map<String, String> origin) {
+    }
+
+    private Configured configure() {
+        SandboxConfig config;
+        try {
+            config = SandboxConfig.fromSystemProperties();
+        } catch (SandboxConfigurationException e) {
+            throw new SandboxConfigurationException("-D" + e.getMessage(), e); // the message starts with the key
+        }
+        Map<String, String> origin = new HashMap<>(); // key -> where its value was given
+        for (String property : System.getProperties().stringPropertyNames()) {
+            if (property.startsWith(SandboxConfig.PREFIX)) {
+                origin.put(key(property), "-D" + property);
+            }
+        }
+        for (boolean commandLine : new boolean[]{false, true}) {
+            Map<String, String> layer = new HashMap<>();
+            for (Setting s : layer(commandLine)) {
+                String key = key(s.key());
+                String before = layer.put(key, s.where());
+                if (before != null && !(before.equals(s.where()) && isSet(before))) {
+                    throw new SandboxConfigurationException(before + " and " + s.where() + " both set "
+                            + SandboxConfig.PREFIX + key + "; give one");
+                }
+                try {
+                    config.set(s.key(), s.value());
+                } catch (SandboxConfigurationException e) {
+                    throw new SandboxConfigurationException(s.where() + ": " + e.getMessage(), e);
+                }
+                origin.put(key, s.where());
+            }
+        }
+        for (String key : ServerDefaults.apply(config, origin.keySet(), storeFile())) { // the fleet: from the store
+            origin.put(key, "server default");
+        }
+        for (SandboxConfig.Key k : SandboxConfig.keys()) {
+            String value = k.type().equals("path") ? config.get(k.name()) : null;
+            if (value != null && value.startsWith("~")) {
+                config.set(k.name(), path(value).toString());
+            }
+        }
+        config.spec(); // the default spec's own checks, before anything starts
+        for (String name : config.getToolsAllowed()) { // so are the tools' names, which the tool set checks
+            if (SandboxTool.byName(name).isEmpty()) {
+                throw new SandboxConfigurationException(origin.get("tools.allowed") + ": " + SandboxConfig.PREFIX
+                        + "tools.allowed: no tool named '" + name + "'; the tools are "
+                        + Arrays.stream(SandboxTool.values()).map(SandboxTool::toolName).collect(Collectors.joining(", ")));
+            }
+        }
+        return new Configured(config, origin);
+    }
+
+    /** {@code --show-config}: every key, its value, and where the value comes from. */
+    private void printConfig(Configured c) {
+        Map<String, String> values = new LinkedHashMap<>();
+        for (SandboxConfig.Key k : SandboxConfig.keys()) {
+            if (!k.name().endsWith(".*")) {
+                values.put(k.name(), c.config().get(k.name()));
+            }
+        }
+        values.putAll(c.config().changes()); // map entries and driver settings
+        PrintWriter out = spec.commandLine().getOut();
+        values.forEach((key, value) -> out.printf("%s=%s%s%n", key, value == null ? "" : value,
+                c.origin().containsKey(key) ? "    # " + c.origin().get(key) : ""));
+        out.flush();
+    }
+
+    /** One setting as given: where ({@code --idle-ttl}, {@code SANDBOX_MCP_SET}, ...), its key, its value. */
+    private record Setting(String where, String key, String value) {
+    }
+
+    /** One layer's settings: the flags of {@link #FLAGS}, then {@code --set}. */
+    private List<Setting> layer(boolean commandLine) {
+        CommandLine.ParseResult parsed = spec.commandLine().getParseResult();
+        List<Setting> out = new ArrayList<>();
+        FLAGS.forEach((flag, key) -> {
+            CommandLine.Model.OptionSpec option = spec.findOption(flag);
+            Object value = option.getValue();
+            boolean given = parsed == null || parsed.hasMatchedOption(option);
+            if (value != null && given == commandLine) {
+                String text = value instanceof List<?> list ? list.stream().map(String::valueOf)
+                        .collect(Collectors.joining(",")) : value.toString();
+                out.add(new Setting(commandLine ? flag : EnvDefaults.variable(flag), key, text));
+            }
+        });
+        List<String> pairs = commandLine ? settings == null ? List.of() : settings : envSettings();
+        String where = commandLine ? "--set" : SET_VARIABLE;
+        for (String pair : pairs) {
+            int eq = pair.indexOf('=');
+            if (eq <= 0) {
+                throw new SandboxConfigurationException(where + ": expected KEY=VALUE, got '" + pair + "'");
+            }
+            out.add(new Setting(where, pair.substring(0, eq).trim(), pair.substring(eq + 1)));
+        }
+        return out;
+    }
+
+    /**
+     * {@code SANDBOX_MCP_SET}: one {@code KEY=VALUE} a line; or, on one line, separated by commas, where a part
+     * without {@code =} belongs to the value before ({@code tools.allowed=read_file,list_files}).
+     */
+    private List<String> envSettings() {
+        String text = env.get(SET_VARIABLE);
+        List<String> out = new ArrayList<>();
+        if (text == null) {
+            return out;
+        }
+        for (String part : text.split(text.contains("\n") ? "\r?\n" : ",")) {
+            if (part.isBlank()) {
+                continue;
+            }
+            if (!part.contains("=") && !out.isEmpty() && !text.contains("\n")) {
+                out.set(out.size() - 1, out.get(out.size() - 1) + "," + part.trim());
+            } else {
+                out.add(part.trim());
+            }
+        }
+        return out;
+    }
+
+    private static boolean isSet(String where) {
+        return where.equals("--set") || where.equals(SET_VARIABLE);
+    }
+
+    /** A key as the library knows it: without the prefix, the older spelling of workspace-root mapped. */
+    private static String key(String text) {
+        String k = text.trim();
+        k = k.startsWith(SandboxConfig.PREFIX) ? k.substring(SandboxConfig.PREFIX.length()) : k;
+        return k.equals("workspaceRoot") ? "workspace-root" : k;
+    }
+
+    private static Duration positiveDuration(String text, String option) {
+        Duration d = ConfigValues.duration(option, text);
         if (d.isZero() || d.isNegative()) {
-            throw new IllegalArgumentException(option + " must be positive, got " + d);
+            throw new IllegalArgumentException(option + " must be positive, got " + text);
         }
         return d;
     }
 
-    private static String sha256(String s) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8)));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is required by every Java platform", e);
+    /** A path; a leading {@code ~} is the user's home. */
+    static Path path(String text) {
+        String t = text.trim();
+        if (t.equals("~") || t.startsWith("~/")) {
+            return Path.of(System.getProperty("user.home") + t.substring(1)).toAbsolutePath().normalize();
         }
+        return Path.of(t).toAbsolutePath().normalize();
     }
 
     private static void closeQuietly(SessionStore store) {
@@ -522,19 +683,6 @@ final class ServerCommand implements Callable<Integer> {
         }
     }
 
-    /** {@code --pull}: {@code if-missing}, {@code always}, {@code never}, any case. */
-    static final class PullConverter implements CommandLine.ITypeConverter<PullPolicy> {
-        @Override
-        public PullPolicy convert(String value) {
-            try {
-                return PullPolicy.valueOf(value.trim().toUpperCase(Locale.ROOT).replace('-', '_'));
-            } catch (IllegalArgumentException e) {
-                throw new CommandLine.TypeConversionException("--pull must be if-missing, always or never, got: "
-                        + value);
-            }
-        }
-    }
-
     /** {@code --version}. */
     static final class Version implements CommandLine.IVersionProvider {
         @Override
@@ -557,7 +705,9 @@ final class ServerCommand implements Callable<Integer> {
 
         @Override
         public String defaultValue(CommandLine.Model.ArgSpec argSpec) {
-            if (argSpec instanceof CommandLine.Model.OptionSpec option) {
+            // --set's variable is merged key by key (see layer); --show-config is a command, not a setting.
+            if (argSpec instanceof CommandLine.Model.OptionSpec option
+                    && !List.of("--set", "--show-config").contains(option.longestName())) {
                 String value = env.get(variable(option.longestName()));
                 return value == null || value.isBlank() ? null : value;
             }

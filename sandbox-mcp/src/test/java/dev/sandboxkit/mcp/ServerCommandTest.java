@@ -15,7 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ServerCommandTest {
 
     /** Runs the command; returns its exit code and what it printed on stdout (the protocol stream) and stderr. */
-    private static Result run(Map<String, String> env, String... args) {
+    static Result run(Map<String, String> env, String... args) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         PrintStream oldErr = System.err;
@@ -28,7 +28,7 @@ class ServerCommandTest {
         }
     }
 
-    private record Result(int code, String out, String err) {
+    record Result(int code, String out, String err) {
     }
 
     @Test
