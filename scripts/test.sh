@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 if [ "${1:-}" = --all ]; then
   shift
   scripts/setup-env.sh
-  exec mvn -B -ntp -Dstyle.color=never verify -Pall "$@"
+  exec mvn -B -ntp -Dstyle.color=never -T 2 verify -Pall "$@"
 fi
 scripts/setup-docker.sh
 scripts/build-test-images.sh script   # the script(1) image of the terminal and reattach tests
