@@ -524,11 +524,13 @@ public final class SandboxTools {
                 fromKey(prefix + "max-timeout", () -> maxTimeout(c.getToolsMaxTimeout()));
             }
             if (defaultTimeout == null && !c.getToolsDefaultTimeout().equals(DEFAULT_TIMEOUT)) {
-                fromKey(prefix + "default-timeout", () -> defaultTimeout(c.getToolsDefaultTimeout()));
-                if (defaultTimeout.compareTo(maxTimeout) > 0) {
-                    throw new SandboxConfigurationException(prefix + "default-timeout: "
-                            + ConfigValues.format(defaultTimeout) + " exceeds " + (maxFromConfig ? prefix + "max-timeout"
-                            : "maxTimeout") + " (" + ConfigValues.format(maxTimeout) + ")");
+                Duration dflt = c.getToolsDefaultTimeout();
+                Duration max = Objects.requireNonNull(maxTimeout, "maxTimeout");
+                fromKey(prefix + "default-timeout", () -> defaultTimeout(dflt));
+                if (dflt.compareTo(max) > 0) {
+                    throw new SandboxConfigurationException(prefix + "default-timeout: " + ConfigValues.format(dflt)
+                            + " exceeds " + (maxFromConfig ? prefix + "max-timeout" : "maxTimeout") + " ("
+                            + ConfigValues.format(max) + ")");
                 }
             } // left unset, it is clamped to the maximum
             if (listLimit == null) {

@@ -58,7 +58,8 @@ class BootConfigParityTest {
 
     private ApplicationContextRunner runner(String... properties) {
         return new ApplicationContextRunner().withConfiguration(SandboxAutoConfigurationTest.ALL)
-                .withBean(SandboxManager.class, () -> SandboxManager.builder().driver(new FakeDriver())
+                // Not builder(): it would read the -Dsandboxkit.* properties this test sets for the starter.
+                .withBean(SandboxManager.class, () -> SandboxManager.builder(new SandboxConfig()).driver(new FakeDriver())
                         .workspaceRoot(root).build(), bd -> bd.setDestroyMethodName("close"))
                 .withPropertyValues(properties);
     }
@@ -175,7 +176,7 @@ class BootConfigParityTest {
         assertThat(c.get("warm-pool.max-size")).isEqualTo("3");
 
         SandboxConfig env = boot(runner().withInitializer(ctx -> ctx.getEnvironment().getPropertySources().addFirst(
-                new SystemEnvironmentPropertySource("test-env", Map.of("SANDBOXKIT_IDLETIMEOUT", "6m",
+                new SystemEnvironmentPropertySource("test-systemEnvironment", Map.of("SANDBOXKIT_IDLETIMEOUT", "6m",
                         "SANDBOXKIT_LEASE_DURATION", "40s", "SANDBOXKIT_WARM_POOL_WHEN_EMPTY", "wait",
                         "SANDBOXKIT_DOCKER_HOST", "unix:///x.sock", "SANDBOXKIT_FAIL_FAST", "true")))));
         assertThat(env.getIdleTimeout()).isEqualTo(Duration.ofMinutes(6));

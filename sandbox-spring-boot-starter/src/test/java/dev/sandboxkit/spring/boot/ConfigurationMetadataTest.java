@@ -55,7 +55,7 @@ class ConfigurationMetadataTest {
             assertThat(p.path("description").asText()).as(name(k)).isEqualTo(k.description());
             assertThat(p.path("type").asText()).as(name(k)).isEqualTo(javaType(k));
             if (k.defaultValue() != null) {
-                assertThat(p.path("defaultValue").asText()).as(name(k)).isEqualTo(k.defaultValue());
+                assertThat(p.path("defaultValue").asText()).as(name(k)).isEqualTo(portable(k.defaultValue()));
             } else {
                 assertThat(p.has("defaultValue")).as(name(k)).isFalse();
             }
@@ -86,7 +86,7 @@ class ConfigurationMetadataTest {
                     case "boolean" -> Boolean.valueOf(k.defaultValue());
                     case "integer" -> Long.valueOf(k.defaultValue());
                     case "number" -> Double.valueOf(k.defaultValue());
-                    default -> k.defaultValue();
+                    default -> portable(k.defaultValue());
                 });
             }
             properties.add(p);
@@ -123,6 +123,12 @@ class ConfigurationMetadataTest {
         root.put("properties", properties);
         root.put("hints", hints);
         return new ObjectMapper().writerWithDefaultPrettyPrinter().writeValueAsString(root) + "\n";
+    }
+
+    /** A default under java.io.tmpdir, written the same on every machine. */
+    static String portable(String value) {
+        String tmp = Path.of(System.getProperty("java.io.tmpdir")).toString();
+        return value.startsWith(tmp + java.io.File.separator) ? "${java.io.tmpdir}" + value.substring(tmp.length()) : value;
     }
 
     private static Map<String, Object> property(String name, String type, String description, Object... dflt) {

@@ -94,10 +94,8 @@ public final class SandboxConfigBinder {
                         key.property()));
             }
         }
-        for (String driverKey : driverKeys(environment)) {
-            binder.bind(SandboxConfig.PREFIX + driverKey, String.class).ifBound(value ->
-                    set(environment, config, driverKey, value, SandboxConfig.PREFIX + driverKey));
-        }
+        driverKeys(environment).forEach((name, driverKey) -> binder.bind(name, Bindable.of(String.class))
+                .ifBound(value -> set(environment, config, driverKey, value, SandboxConfig.PREFIX + driverKey)));
         return config;
     }
 
@@ -250,14 +248,13 @@ public final class SandboxConfigBinder {
         }
     }
 
-    /** The driver settings' keys ({@code docker.host}), without the older {@code driver-properties.} ones. */
-    private static List<String> driverKeys(Environment environment) {
-        List<String> keys = new ArrayList<>();
-        Set<ConfigurationPropertyName> seen = new LinkedHashSet<>();
+    /** The driver settings' names and keys ({@code docker.host}), without the older {@code driver-properties.} ones. */
+    private static Map<ConfigurationPropertyName, String> driverKeys(Environment environment) {
+        Map<ConfigurationPropertyName, String> keys = new LinkedHashMap<>();
         for (Map.Entry<ConfigurationPropertyName, Boolean> e : names(environment).entrySet()) {
             ConfigurationPropertyName name = e.getKey();
-            if (kind(name, e.getValue()) == Kind.DRIVER && !of(LEGACY_DRIVER_SETTINGS).isAncestorOf(name) && seen.add(name)) {
-                keys.add(written(name).substring(SandboxConfig.PREFIX.length()));
+            if (kind(name, e.getValue()) == Kind.DRIVER && !of(LEGACY_DRIVER_SETTINGS).isAncestorOf(name)) {
+                keys.putIfAbsent(name, written(name).substring(SandboxConfig.PREFIX.length()));
             }
         }
         return keys;
