@@ -55,7 +55,11 @@ class ConfigurationMetadataTest {
             assertThat(p.path("description").asText()).as(name(k)).isEqualTo(k.description());
             assertThat(p.path("type").asText()).as(name(k)).isEqualTo(javaType(k));
             if (k.defaultValue() != null) {
-                assertThat(p.path("defaultValue").asText()).as(name(k)).isEqualTo(portable(k.defaultValue()));
+                if (k.type().equals("number")) {
+                    assertThat(p.path("defaultValue").asDouble()).as(name(k)).isEqualTo(Double.parseDouble(k.defaultValue()));
+                } else {
+                    assertThat(p.path("defaultValue").asText()).as(name(k)).isEqualTo(portable(k.defaultValue()));
+                }
             } else {
                 assertThat(p.has("defaultValue")).as(name(k)).isFalse();
             }
@@ -104,7 +108,7 @@ class ConfigurationMetadataTest {
         Map<String, Object> legacy = property("sandboxkit.driver-properties",
                 "java.util.Map<java.lang.String,java.lang.String>", "Driver settings under the starter's older name: "
                         + "sandboxkit.driver-properties.docker.host is sandboxkit.docker.host.");
-        legacy.put("deprecation", Map.of("level", "warning", "reason", "Driver settings are keys of their own, as "
+        legacy.put("deprecation", ordered("level", "warning", "reason", "Driver settings are keys of their own, as "
                 + "everywhere else in sandboxkit.", "replacement", "sandboxkit.docker.host"));
         properties.add(legacy);
         properties.add(property("management.health.sandboxkit.enabled", "java.lang.Boolean", "Whether to enable the "
@@ -112,8 +116,8 @@ class ConfigurationMetadataTest {
         properties.add(property("management.info.sandboxkit.enabled", "java.lang.Boolean", "Whether to add the "
                 + "sandboxkit entry (driver, active, suspended and pooled counts, totals) to the info endpoint.", true));
         hints.add(hint("sandboxkit.driver", List.of(
-                Map.of("value", "docker", "description", "A local or remote Docker engine (dev.sandboxkit:sandbox-docker, included)."),
-                Map.of("value", "kubernetes", "description", "Pods with a PVC per session (add dev.sandboxkit:sandbox-kubernetes)."))));
+                ordered("value", "docker", "description", "A local or remote Docker engine (dev.sandboxkit:sandbox-docker, included)."),
+                ordered("value", "kubernetes", "description", "Pods with a PVC per session (add dev.sandboxkit:sandbox-kubernetes)."))));
         List<Map<String, Object>> tools = new ArrayList<>();
         for (SandboxTool t : SandboxTool.values()) {
             tools.add(Map.of("value", t.toolName()));
@@ -123,6 +127,15 @@ class ConfigurationMetadataTest {
         root.put("properties", properties);
         root.put("hints", hints);
         return new ObjectMapper().writerWithDefaultPrettyPrinter().writeValueAsString(root) + "\n";
+    }
+
+    /** A map in the order given, so that the file is the same on every run. */
+    private static Map<String, Object> ordered(String... keysAndValues) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        for (int i = 0; i < keysAndValues.length; i += 2) {
+            m.put(keysAndValues[i], keysAndValues[i + 1]);
+        }
+        return m;
     }
 
     /** A default under java.io.tmpdir, written the same on every machine. */
