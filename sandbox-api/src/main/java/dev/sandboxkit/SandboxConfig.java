@@ -287,6 +287,9 @@ public final class SandboxConfig {
         }
         if (httpProxy != null || httpsProxy != null) {
             b.proxy(new SandboxSpec.Proxy(httpProxy, httpsProxy, noProxy));
+        } else if (noProxy != null) {
+            throw new SandboxConfigurationException(PREFIX + "spec.no-proxy: needs " + PREFIX + "spec.http-proxy or "
+                    + PREFIX + "spec.https-proxy");
         }
         if (extraCaCertificates != null) {
             b.extraCaCertificates(pem(extraCaCertificates));
@@ -303,8 +306,21 @@ public final class SandboxConfig {
         try {
             return b.build();
         } catch (IllegalArgumentException e) {
-            throw new SandboxConfigurationException(PREFIX + "spec: " + e.getMessage(), e);
+            throw new SandboxConfigurationException(PREFIX + specKey(String.valueOf(e.getMessage())) + ": "
+                    + e.getMessage(), e);
         }
+    }
+
+    /** The key behind a complaint of the spec's builder, which starts with the name of the field it is about. */
+    private static String specKey(String message) {
+        for (String[] field : new String[][] {{"image", "image"}, {"user", "user"}, {"network", "network"},
+                {"invalid env entry", "env.*"}, {"env ", "env.*"}, {"label", "labels.*"},
+                {"extraCaCertificates", "extra-ca-certificates"}, {"a proxy", "http-proxy"}, {"runtime", "runtime"}}) {
+            if (message.startsWith(field[0])) {
+                return "spec." + field[1];
+            }
+        }
+        return "spec";
     }
 
     /**
@@ -312,13 +328,18 @@ public final class SandboxConfig {
      *
      * @param spec the spec its sandboxes are started from
      * @return the pool, or {@code null} when {@code warm-pool.size} is 0
+     * @throws SandboxConfigurationException if {@code warm-pool.max-size} is below {@code warm-pool.size}
      */
     public @Nullable WarmPool warmPool(SandboxSpec spec) {
         if (warmPoolSize == 0) {
             return null;
         }
-        return WarmPool.of(spec, warmPoolSize).maxSize(warmPoolMaxSize != null ? warmPoolMaxSize : warmPoolSize)
-                .whenEmpty(warmPoolWhenEmpty, warmPoolWaitTimeout);
+        int max = warmPoolMaxSize != null ? warmPoolMaxSize : warmPoolSize;
+        if (max < warmPoolSize) {
+            throw new SandboxConfigurationException(PREFIX + "warm-pool.max-size: must be at least " + PREFIX
+                    + "warm-pool.size (" + warmPoolSize + "), got " + max);
+        }
+        return WarmPool.of(spec, warmPoolSize).maxSize(max).whenEmpty(warmPoolWhenEmpty, warmPoolWaitTimeout);
     }
 
     /**

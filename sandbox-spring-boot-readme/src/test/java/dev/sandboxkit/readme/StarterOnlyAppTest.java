@@ -31,7 +31,7 @@ class StarterOnlyAppTest {
 
         assertThat(run.exitCode()).as(run.output()).isNotZero();
         assertThat(run.output()).contains("APPLICATION FAILED TO START")
-                .contains("Invalid property sandboxkit.idle-timeout: it must be positive, got -5s")
+                .contains("sandboxkit.idle-timeout: expected a duration (30s, 10m, 1h30m, 500ms, PT30S), got '-5s'")
                 .contains("Correct the sandboxkit.* property the description names.");
     }
 

@@ -7,6 +7,7 @@ import dev.sandboxkit.SandboxException;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.SandboxSpec;
+import dev.sandboxkit.spi.ConfigValues;
 import dev.sandboxkit.tools.internal.ModelInstructions;
 import dev.sandboxkit.tools.internal.Toolbox;
 import dev.sandboxkit.tools.internal.ToolSettings;
@@ -479,51 +480,73 @@ public final class SandboxTools {
                     searchLimit == null ? DEFAULT_SEARCH_LIMIT : searchLimit));
         }
 
-        /** Options not set on the builder, from the configuration, through the builder's own checks. */
+        /**
+         * Options not set on the builder, from the configuration, through the builder's own checks; a failure names
+         * the key it came from.
+         */
         private void applyConfig(SandboxConfig c) {
             String prefix = SandboxConfig.PREFIX + "tools.";
             if (spec == null && c.getImage() != null) {
                 spec = c.spec();
             }
             if (resolver == null) {
-                resolver = SessionResolver.prefixed(c.getToolsSessionPrefix());
+                String sessionPrefix = c.getToolsSessionPrefix();
+                resolver = fromKey(prefix + "session-prefix", () -> SessionResolver.prefixed(sessionPrefix));
             }
             if (tools == null && !c.getToolsAllowed().isEmpty()) {
                 List<SandboxTool> allowed = new ArrayList<>();
                 for (String name : c.getToolsAllowed()) {
-                    allowed.add(SandboxTool.byName(name).orElseThrow(() -> new SandboxConfigurationException(prefix
-                            + "allowed: no tool named '" + name + "'; the tools are " + Arrays.stream(SandboxTool.values())
-                            .map(SandboxTool::toolName).collect(java.util.stream.Collectors.joining(", ")))));
+                    SandboxTool tool = SandboxTool.byName(name).orElseThrow(() -> new SandboxConfigurationException(
+                            prefix + "allowed: no tool named '" + name + "'; the tools are " + Arrays.stream(
+                            SandboxTool.values()).map(SandboxTool::toolName).collect(java.util.stream.Collectors.joining(", "))));
+                    if (tool.changesWorkspace() && (readOnly || c.isToolsReadOnly())) {
+                        throw new SandboxConfigurationException(prefix + "allowed: " + name + " changes the workspace, "
+                                + "which a read-only tool set (" + prefix + "read-only=true) cannot offer");
+                    }
+                    allowed.add(tool);
                 }
                 tools = EnumSet.copyOf(allowed);
             }
             if (!readOnly && c.isToolsReadOnly()) {
                 readOnly = true;
             }
+            if (outputLimit == null) {
+                fromKey(prefix + "output-limit", () -> outputLimit(Math.toIntExact(c.getToolsOutputLimit())));
+            }
+            if (readLimit == null) {
+                fromKey(prefix + "read-limit", () -> readLimit(Math.toIntExact(c.getToolsReadLimit())));
+            }
+            if (writeLimit == null) {
+                fromKey(prefix + "write-limit", () -> writeLimit(c.getToolsWriteLimit()));
+            }
+            boolean maxFromConfig = maxTimeout == null;
+            if (maxFromConfig) {
+                fromKey(prefix + "max-timeout", () -> maxTimeout(c.getToolsMaxTimeout()));
+            }
+            if (defaultTimeout == null && !c.getToolsDefaultTimeout().equals(DEFAULT_TIMEOUT)) {
+                Duration dflt = c.getToolsDefaultTimeout();
+                Duration max = Objects.requireNonNull(maxTimeout, "maxTimeout");
+                fromKey(prefix + "default-timeout", () -> defaultTimeout(dflt));
+                if (dflt.compareTo(max) > 0) {
+                    throw new SandboxConfigurationException(prefix + "default-timeout: " + ConfigValues.format(dflt)
+                            + " exceeds " + (maxFromConfig ? prefix + "max-timeout" : "maxTimeout") + " ("
+                            + ConfigValues.format(max) + ")");
+                }
+            } // left unset, it is clamped to the maximum
+            if (listLimit == null) {
+                fromKey(prefix + "list-limit", () -> listLimit(c.getToolsListLimit()));
+            }
+            if (searchLimit == null) {
+                fromKey(prefix + "search-limit", () -> searchLimit(c.getToolsSearchLimit()));
+            }
+        }
+
+        /** Runs one builder call for a key; the builder's complaint names the key. */
+        private static <T> T fromKey(String key, java.util.function.Supplier<T> call) {
             try {
-                if (outputLimit == null) {
-                    outputLimit(Math.toIntExact(c.getToolsOutputLimit()));
-                }
-                if (readLimit == null) {
-                    readLimit(Math.toIntExact(c.getToolsReadLimit()));
-                }
-                if (writeLimit == null) {
-                    writeLimit(c.getToolsWriteLimit());
-                }
-                if (maxTimeout == null) {
-                    maxTimeout(c.getToolsMaxTimeout());
-                }
-                if (defaultTimeout == null && !c.getToolsDefaultTimeout().equals(DEFAULT_TIMEOUT)) {
-                    defaultTimeout(c.getToolsDefaultTimeout()); // left unset, it is clamped to the maximum
-                }
-                if (listLimit == null) {
-                    listLimit(c.getToolsListLimit());
-                }
-                if (searchLimit == null) {
-                    searchLimit(c.getToolsSearchLimit());
-                }
+                return call.get();
             } catch (IllegalArgumentException | ArithmeticException e) {
-                throw new SandboxConfigurationException(prefix + "*: " + e.getMessage(), e);
+                throw new SandboxConfigurationException(key + ": " + e.getMessage(), e);
             }
         }
 

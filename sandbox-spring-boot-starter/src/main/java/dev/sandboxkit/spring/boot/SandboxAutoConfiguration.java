@@ -1,5 +1,6 @@
 package dev.sandboxkit.spring.boot;
 
+import dev.sandboxkit.SandboxConfig;
 import dev.sandboxkit.SandboxListener;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxSpec;
@@ -8,6 +9,7 @@ import dev.sandboxkit.spi.SessionStore;
 import dev.sandboxkit.spring.boot.SandboxProperties.StoreType;
 import dev.sandboxkit.spring.boot.internal.JdbcStores;
 import dev.sandboxkit.spring.boot.internal.SandboxBackend;
+import dev.sandboxkit.spring.boot.internal.SandboxConfigBinder;
 import dev.sandboxkit.spring.boot.internal.SandboxFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -23,6 +25,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 import org.springframework.core.io.ResourceLoader;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.util.ClassUtils;
@@ -30,7 +33,7 @@ import org.springframework.util.ClassUtils;
 import javax.sql.DataSource;
 
 /**
- * The sandbox manager from {@code sandboxkit.*}: its driver, its session store (in memory, an H2 or SQLite file, or
+ * The sandbox manager from {@code sandboxkit.*}: the {@link SandboxConfig} the properties describe, its driver, its session store (in memory, an H2 or SQLite file, or
  * the application's DataSource), the default {@link SandboxSpec} when {@code sandboxkit.spec.image} is set, and a
  * warm pool for it. Every bean backs off when the application defines its own; a {@link SandboxDriver},
  * {@link SessionStore} or {@link SandboxListener} bean of the application's is used by the manager. The manager is
@@ -46,38 +49,57 @@ public class SandboxAutoConfiguration {
     }
 
     /**
+     * Every {@code sandboxkit.*} property that is a key of the library ({@link SandboxConfig#keys()}), bound onto
+     * the library's configuration: its defaults where a property is absent, its syntax and its checks. An unknown
+     * {@code sandboxkit.*} property fails the startup, naming the nearest key.
+     *
+     * @param environment    the application's environment
+     * @param resourceLoader resolves {@code sandboxkit.spec.extra-ca-certificates} given as a resource
+     * @return the configuration
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    public SandboxConfig sandboxConfig(Environment environment, ResourceLoader resourceLoader) {
+        return SandboxConfigBinder.bind(environment, resourceLoader);
+    }
+
+    /**
      * The default spec, from {@code sandboxkit.spec.*}; only when an image is set.
      *
-     * @param properties the properties
+     * @param config the configuration
      * @return the spec
      */
     @Bean
     @ConditionalOnMissingBean
     @ConditionalOnProperty(prefix = "sandboxkit.spec", name = "image")
-    public SandboxSpec sandboxSpec(SandboxProperties properties) {
-        return SandboxFactory.spec(properties.getSpec());
+    public SandboxSpec sandboxSpec(SandboxConfig config) {
+        return config.spec();
     }
 
     /**
      * The driver the manager runs on, kept for the health indicator; closed after the manager.
      *
-     * @param properties the properties
+     * @param config         the configuration
+     * @param properties     the starter's own options
+     * @param environment    the application's environment (for the names of driver settings in messages)
      * @param driver         the application's driver, if it defines one
      * @param resourceLoader the application's class loader, where driver modules are found
      * @return the backend
      */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(SandboxManager.class)
-    public SandboxBackend sandboxBackend(SandboxProperties properties, ObjectProvider<SandboxDriver> driver,
-                                         ResourceLoader resourceLoader) {
-        return SandboxBackend.create(properties, driver.getIfUnique(), resourceLoader.getClassLoader());
+    public SandboxBackend sandboxBackend(SandboxConfig config, SandboxProperties properties, Environment environment,
+                                         ObjectProvider<SandboxDriver> driver, ResourceLoader resourceLoader) {
+        return SandboxBackend.create(config, SandboxConfigBinder.legacyDriverSettings(environment).keySet(),
+                properties.isFailFast(), driver.getIfUnique(), resourceLoader.getClassLoader());
     }
 
     /**
      * The manager, started (or, with {@code sandboxkit.fail-fast=false} and the engine down, starting on first
      * use); closed with the context.
      *
-     * @param properties the properties
+     * @param config     the configuration
+     * @param properties the starter's own options
      * @param backend    the driver
      * @param store      the session store, if any
      * @param spec       the default spec, if any (for the warm pool)
@@ -87,7 +109,7 @@ public class SandboxAutoConfiguration {
      */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
-    public SandboxManager sandboxManager(SandboxProperties properties, SandboxBackend backend,
+    public SandboxManager sandboxManager(SandboxConfig config, SandboxProperties properties, SandboxBackend backend,
                                          ObjectProvider<SessionStore> store, ObjectProvider<SandboxSpec> spec,
                                          ObjectProvider<SandboxListener> listeners, ResourceLoader resourceLoader) {
         SessionStore sessions = store.getIfUnique();
@@ -98,7 +120,7 @@ public class SandboxAutoConfiguration {
                     + properties.getStore().name().toLowerCase() + " needs dev.sandboxkit:sandbox-store-jdbc on the "
                     + "classpath (and the database's JDBC driver)");
         }
-        return SandboxFactory.manager(properties, backend, sessions, spec.getIfUnique(),
+        return SandboxFactory.manager(config, properties.isFailFast(), backend, sessions, spec.getIfUnique(),
                 listeners.orderedStream().toList());
     }
 

@@ -1,5 +1,6 @@
 package dev.sandboxkit.spring.boot;
 
+import dev.sandboxkit.SandboxConfig;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.spring.ai.SandboxConversationAdvisor;
@@ -45,7 +46,7 @@ public class SandboxToolsAutoConfiguration {
     /**
      * The tool set.
      *
-     * @param properties the properties
+     * @param config     the configuration
      * @param manager    the manager
      * @param spec       the default spec
      * @param resolver   the application's conversation-to-session mapping, if it defines one
@@ -53,9 +54,9 @@ public class SandboxToolsAutoConfiguration {
      */
     @Bean
     @ConditionalOnMissingBean
-    public SandboxTools sandboxTools(SandboxProperties properties, SandboxManager manager, SandboxSpec spec,
+    public SandboxTools sandboxTools(SandboxConfig config, SandboxManager manager, SandboxSpec spec,
                                      ObjectProvider<SessionResolver> resolver) {
-        return SandboxFactory.tools(properties.getTools(), manager, spec, resolver.getIfUnique());
+        return SandboxFactory.tools(config, manager, spec, resolver.getIfUnique());
     }
 
     /** The Spring AI beans. */
@@ -65,9 +66,9 @@ public class SandboxToolsAutoConfiguration {
 
         @Bean
         @ConditionalOnMissingBean
-        SandboxToolCallbackProvider sandboxToolCallbackProvider(SandboxTools tools, SandboxProperties properties) {
+        SandboxToolCallbackProvider sandboxToolCallbackProvider(SandboxTools tools, SandboxConfig config) {
             SandboxToolCallbackProvider.Builder b = SandboxToolCallbackProvider.builder(tools);
-            String conversation = SandboxFactory.defaultConversation(properties.getTools());
+            String conversation = config.getToolsDefaultConversation();
             if (conversation != null) {
                 b.defaultConversation(conversation);
             }

@@ -1,8 +1,8 @@
 package dev.sandboxkit.spring.boot;
 
 import dev.sandboxkit.ExecMode;
-import dev.sandboxkit.FileLimits;
 import dev.sandboxkit.PullPolicy;
+import dev.sandboxkit.SandboxConfig;
 import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxException;
 import dev.sandboxkit.SandboxManager;
@@ -85,12 +85,15 @@ class SandboxAutoConfigurationTest {
                 "sandboxkit.tools.max-timeout=1m",
                 "sandboxkit.tools.read-limit=2KB",
                 "sandboxkit.tools.session-prefix=chat-",
-                "sandboxkit.tools.default-conversation=cli")
+                "sandboxkit.tools.default-conversation=cli",
+                "sandboxkit.spec.runtime=runsc",
+                "sandboxkit.spec.template=" + root,
+                "sandboxkit.spec.init=false")
                 .run(context -> {
                     assertThat(context).hasNotFailed();
-                    SandboxProperties p = context.getBean(SandboxProperties.class);
-                    assertThat(p.getLeaseDuration()).isEqualTo(Duration.ofSeconds(20)); // no unit: seconds
-                    assertThat(p.getMaxFileSize()).isEqualTo(DataSize.ofMegabytes(5));
+                    SandboxConfig c = context.getBean(SandboxConfig.class);
+                    assertThat(c.getLeaseDuration()).isEqualTo(Duration.ofSeconds(20)); // no unit: seconds
+                    assertThat(c.getMaxFileSize()).isEqualTo(DataSize.ofMegabytes(5).toBytes());
 
                     SandboxManager manager = context.getBean(SandboxManager.class);
                     assertThat(manager.instanceId()).isEqualTo("boot-binding-1");
@@ -116,7 +119,10 @@ class SandboxAutoConfigurationTest {
                     assertThat(spec.proxy()).isEqualTo(new SandboxSpec.Proxy("http://proxy:3128", null, "localhost"));
                     assertThat(spec.extraCaCertificates()).startsWith("-----BEGIN CERTIFICATE-----");
                     assertThat(spec.execMode()).isEqualTo(ExecMode.PLAIN);
-                    assertThat(spec.dropAllCapabilities()).isTrue(); // hardening the properties cannot undo
+                    assertThat(spec.runtime()).isEqualTo("runsc"); // every key of the library, not a Boot subset
+                    assertThat(spec.template()).isEqualTo(dev.sandboxkit.WorkspaceTemplate.directory(root));
+                    assertThat(spec.init()).isFalse();
+                    assertThat(spec.dropAllCapabilities()).isTrue();
                     assertThat(spec.noNewPrivileges()).isTrue();
                     SandboxTools tools = context.getBean(SandboxTools.class);
                     // The idle timeout reached the manager: the model is told about it.
@@ -141,40 +147,17 @@ class SandboxAutoConfigurationTest {
     }
 
     @Test
-    void theDefaultsAreTheLibrarysDefaults() {
+    void theStartersOwnOptionsAndTheLibrarysDefaults() {
         SandboxProperties p = new SandboxProperties();
-        SandboxSpec library = SandboxSpec.builder().image("x").build();
-        assertThat(p.getIdleTimeout()).isEqualTo(Duration.ofMinutes(30));
-        assertThat(p.getLeaseDuration()).isEqualTo(Duration.ofSeconds(30));
-        assertThat(p.getReconcileInterval()).isEqualTo(Duration.ofSeconds(60));
-        assertThat(p.getFleet()).as("no fleet of its own: the core's default applies").isNull();
-        assertThat(p.getOrphanGrace()).as("the core's default applies").isNull();
-        assertThat(p.getMaxFileSize().toBytes()).isEqualTo(FileLimits.DEFAULT.maxFileBytes());
-        assertThat(p.getMaxFileEntries()).isEqualTo(FileLimits.DEFAULT.maxEntries());
         assertThat(p.getStore()).isEqualTo(SandboxProperties.StoreType.MEMORY);
         assertThat(p.isFailFast()).isTrue();
-
-        SandboxProperties.Spec s = p.getSpec();
-        assertThat(s.getNetwork()).isEqualTo(library.network());
-        assertThat(s.getMemory().toBytes()).isEqualTo(library.memoryBytes());
-        assertThat(s.getCpus()).isEqualTo(library.cpus());
-        assertThat(s.getPidsLimit()).isEqualTo(library.pidsLimit());
-        assertThat(s.getTmpSize().toBytes()).isEqualTo(library.tmpSizeBytes());
-        assertThat(s.getPullPolicy()).isEqualTo(library.pullPolicy());
-        assertThat(s.getExecMode()).isEqualTo(library.execMode());
-        assertThat(s.isReadOnlyRootFilesystem()).isEqualTo(library.readOnlyRootFilesystem());
-        assertThat(s.isEphemeral()).isEqualTo(library.ephemeral());
-
-        SandboxProperties.Tools t = p.getTools();
-        assertThat(t.getDefaultTimeout()).isEqualTo(SandboxTools.Builder.DEFAULT_TIMEOUT);
-        assertThat(t.getMaxTimeout()).isEqualTo(SandboxTools.Builder.DEFAULT_MAX_TIMEOUT);
-        assertThat(t.getOutputLimit().toBytes()).isEqualTo(SandboxTools.Builder.DEFAULT_OUTPUT_LIMIT);
-        assertThat(t.getReadLimit().toBytes()).isEqualTo(SandboxTools.Builder.DEFAULT_READ_LIMIT);
-        assertThat(t.getWriteLimit().toBytes()).isEqualTo(SandboxTools.Builder.DEFAULT_WRITE_LIMIT);
-        assertThat(t.getListLimit()).isEqualTo(SandboxTools.Builder.DEFAULT_LIST_LIMIT);
-        assertThat(t.getSearchLimit()).isEqualTo(SandboxTools.Builder.DEFAULT_SEARCH_LIMIT);
-        assertThat(t.getSessionPrefix()).isEqualTo("conv-");
+        assertThat(p.isEnabled()).isTrue();
+        assertThat(p.getTools().isEnabled()).isTrue();
         assertThat(p.getChatClient().isDefaultTools()).isFalse();
+        // Everything else is the library's: the bean differs from the defaults only in what the properties name.
+        runner().run(context -> assertThat(context.getBean(SandboxConfig.class).changes().keySet().stream()
+                .filter(k -> !k.startsWith("test."))) // the build's -Dsandboxkit.test.* properties
+                .containsExactlyInAnyOrder("driver", "fleet", "workspace-root", "spec.image", "spec.pull-policy"));
     }
 
     @Test
@@ -288,33 +271,33 @@ class SandboxAutoConfigurationTest {
 
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', textBlock = """
-            sandboxkit.idle-timeout=-5s                            | Invalid property sandboxkit.idle-timeout: it must be positive, got -5s
-            sandboxkit.idle-timeout=0                              | Invalid property sandboxkit.idle-timeout: it must be positive, got 0
-            sandboxkit.reaper-interval=-1                          | Invalid property sandboxkit.reaper-interval: it must be positive
-            sandboxkit.lease-duration=0ms                          | Invalid property sandboxkit.lease-duration: it must be positive
+            sandboxkit.idle-timeout=-5s                            | sandboxkit.idle-timeout: expected a duration (30s, 10m, 1h30m, 500ms, PT30S), got '-5s'
+            sandboxkit.idle-timeout=0                              | sandboxkit.idle-timeout: must be positive, got 0s
+            sandboxkit.reaper-interval=-1                          | sandboxkit.reaper-interval: expected a duration
+            sandboxkit.lease-duration=0ms                          | sandboxkit.lease-duration: must be positive
             sandboxkit.driver=dockr                                | no sandbox driver named 'dockr' (sandboxkit.driver); did you mean docker? Drivers on the classpath: docker, fake.
-            sandboxkit.fleet=no spaces                             | Invalid property sandboxkit.fleet: it must be 1-63 characters
-            sandboxkit.instance-id=a/b                             | Invalid property sandboxkit.instance-id
-            sandboxkit.max-file-entries=0                          | Invalid property sandboxkit.max-file-entries: it must be at least 1, got 0
-            sandboxkit.spec.image=Not An Image                     | Invalid property sandboxkit.spec.image: image must be a reference
-            sandboxkit.spec.memory=-1MB                            | Invalid property sandboxkit.spec.memory: it must be at least 0 bytes
-            sandboxkit.spec.cpus=-1                                | Invalid property sandboxkit.spec.cpus: it must be 0 or more
-            sandboxkit.spec.user=root                              | Invalid property sandboxkit.spec.user: user must be uid or uid:gid
-            sandboxkit.spec.max-lifetime=-1h                       | Invalid property sandboxkit.spec.max-lifetime: it must be positive
-            sandboxkit.spec.no-proxy=localhost                     | Invalid property sandboxkit.spec.no-proxy: it needs sandboxkit.spec.http-proxy
-            sandboxkit.spec.extra-ca-certificates=classpath:nope.pem | Invalid property sandboxkit.spec.extra-ca-certificates: cannot read
-            sandboxkit.spec.labels.dev.sandboxkit.x=y              | Invalid property sandboxkit.spec.labels: label prefix dev.sandboxkit. is reserved
-            sandboxkit.spec.image=                                 | Invalid property sandboxkit.spec.image: image is required
-            sandboxkit.spec.network=                               | Invalid property sandboxkit.spec.network: network is required
-            sandboxkit.warm-pool.size=-1                           | Invalid property sandboxkit.warm-pool.size: it must be 0 or more
-            sandboxkit.warm-pool.size=2;sandboxkit.warm-pool.max-size=1 | Invalid property sandboxkit.warm-pool.max-size: it must be at least 1 and at least sandboxkit.warm-pool.size (2)
-            sandboxkit.tools.allowed=rm_rf                         | Invalid property sandboxkit.tools.allowed: no tool named 'rm_rf'; the tools are run_command, read_file
-            sandboxkit.tools.read-only=true;sandboxkit.tools.allowed=run_command | Invalid property sandboxkit.tools.allowed: run_command changes the workspace
-            sandboxkit.tools.default-timeout=0                     | Invalid property sandboxkit.tools.default-timeout: it must be positive
-            sandboxkit.tools.default-timeout=1500ms                | Invalid property sandboxkit.tools.default-timeout: it must be whole seconds, got 1500ms
-            sandboxkit.tools.default-timeout=5m;sandboxkit.tools.max-timeout=1m | Invalid property sandboxkit.tools.default-timeout: 5m exceeds sandboxkit.tools.max-timeout (1m)
-            sandboxkit.tools.output-limit=10B                      | Invalid property sandboxkit.tools.output-limit: it must be at least 256 bytes
-            sandboxkit.tools.session-prefix=-x                     | Invalid property sandboxkit.tools.session-prefix
+            sandboxkit.fleet=no spaces                             | sandboxkit.fleet: 1-63 characters
+            sandboxkit.instance-id=a/b                             | sandboxkit.instance-id: 1-63 characters
+            sandboxkit.max-file-entries=0                          | sandboxkit.max-file-entries: must be at least 1, got 0
+            sandboxkit.spec.image=Not An Image                     | sandboxkit.spec.image: image must be a reference
+            sandboxkit.spec.memory=-1MB                            | sandboxkit.spec.memory: expected a size
+            sandboxkit.spec.cpus=-1                                | sandboxkit.spec.cpus: expected a number of at least 0
+            sandboxkit.spec.user=root                              | sandboxkit.spec.user: user must be uid or uid:gid
+            sandboxkit.spec.max-lifetime=-1h                       | sandboxkit.spec.max-lifetime: expected a duration
+            sandboxkit.spec.no-proxy=localhost                     | sandboxkit.spec.no-proxy: needs sandboxkit.spec.http-proxy or sandboxkit.spec.https-proxy
+            sandboxkit.spec.extra-ca-certificates=classpath:nope.pem | sandboxkit.spec.extra-ca-certificates: cannot read
+            sandboxkit.spec.labels.dev.sandboxkit.x=y              | sandboxkit.spec.labels.*: label prefix dev.sandboxkit. is reserved
+            sandboxkit.spec.runtime=no such runtime                | sandboxkit.spec.runtime: runtime must be a runtime name
+            sandboxkit.warm-pool.size=-1                           | sandboxkit.warm-pool.size: must be at least 0, got -1
+            sandboxkit.warm-pool.size=2;sandboxkit.warm-pool.max-size=1 | sandboxkit.warm-pool.max-size: must be at least sandboxkit.warm-pool.size (2), got 1
+            sandboxkit.tools.allowed=rm_rf                         | sandboxkit.tools.allowed: no tool named 'rm_rf'; the tools are run_command, read_file
+            sandboxkit.tools.read-only=true;sandboxkit.tools.allowed=run_command | sandboxkit.tools.allowed: run_command changes the workspace
+            sandboxkit.tools.default-timeout=0                     | sandboxkit.tools.default-timeout: must be positive
+            sandboxkit.tools.default-timeout=1500ms                | sandboxkit.tools.default-timeout: defaultTimeout must be whole seconds
+            sandboxkit.tools.default-timeout=5m;sandboxkit.tools.max-timeout=1m | sandboxkit.tools.default-timeout: 5m exceeds sandboxkit.tools.max-timeout (1m)
+            sandboxkit.tools.output-limit=10B                      | sandboxkit.tools.output-limit: outputLimit must be at least 256
+            sandboxkit.tools.session-prefix=-x                     | sandboxkit.tools.session-prefix:
+            sandboxkit.idle-timout=5m                              | sandboxkit.idle-timout: no such setting; did you mean sandboxkit.idle-timeout?
             sandboxkit.store=h2                                    | Invalid property sandboxkit.store-file: it is required with sandboxkit.store=h2
             sandboxkit.store=jdbc                                  | Invalid property sandboxkit.store: jdbc needs one DataSource bean
             """)

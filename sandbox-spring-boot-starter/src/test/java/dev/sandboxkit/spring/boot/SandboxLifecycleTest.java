@@ -32,7 +32,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Startup with and without an engine, health and info, and what closing the context leaves on the engine. */
 class SandboxLifecycleTest {
-    private static final String NO_ENGINE = "sandboxkit.driver-properties.docker.host=unix:///nonexistent.sock";
+    private static final String NO_ENGINE = "sandboxkit.docker.host=unix:///nonexistent.sock";
 
     @TempDir
     Path root;
@@ -52,12 +52,16 @@ class SandboxLifecycleTest {
             assertThat(failure).isInstanceOf(SandboxUnavailableException.class);
             assertThat(failure.getMessage()).startsWith("The sandbox backend cannot be reached (sandboxkit.driver=docker): ")
                     .contains("/nonexistent.sock")
-                    .contains("sandboxkit.driver-properties.docker.host")
+                    .contains("sandboxkit.docker.host")
                     .contains("sandboxkit.fail-fast=false");
             FailureAnalysis analysis = new SandboxFailureAnalyzer().analyze(context.getStartupFailure());
             assertThat(analysis.getDescription()).isEqualTo(failure.getMessage());
             assertThat(analysis.getAction()).contains("sandboxkit.fail-fast=false");
         });
+        // The starter's older name still reaches the driver.
+        runner("sandboxkit.driver-properties.docker.host=unix:///nonexistent.sock").run(context ->
+                assertThat(Engine.sandboxFailure(context.getStartupFailure()).getMessage())
+                        .contains("unix:///nonexistent.sock is unreachable"));
     }
 
     @Test
@@ -69,7 +73,7 @@ class SandboxLifecycleTest {
             assertThat(context).hasFailed();
             String message = Engine.sandboxFailure(context.getStartupFailure()).getMessage();
             assertThat(message).contains("docker: no Docker socket at /nonexistent.sock (from "
-                            + "sandboxkit.driver-properties.docker.host")
+                            + "sandboxkit.docker.host")
                     .contains("set sandboxkit.driver=docker and sandboxkit.fail-fast=false")
                     .doesNotContain("-Dsandboxkit.docker.host").doesNotContain("sandbox-docker");
             assertThat(new SandboxFailureAnalyzer().analyze(context.getStartupFailure()).getDescription())
@@ -78,7 +82,7 @@ class SandboxLifecycleTest {
         detecting.withPropertyValues("sandboxkit.fail-fast=false").run(context -> {
             assertThat(context).hasFailed();
             assertThat(Engine.sandboxFailure(context.getStartupFailure()).getMessage())
-                    .contains("sandboxkit.driver-properties.docker.host")
+                    .contains("sandboxkit.docker.host")
                     .contains("sandboxkit.fail-fast=false starts without the engine only with the driver named: set "
                             + "sandboxkit.driver=docker");
         });
@@ -127,7 +131,7 @@ class SandboxLifecycleTest {
         Level level = logger.getLevel();
         logger.setLevel(Level.DEBUG);
         try {
-            runner("sandboxkit.fail-fast=false", "sandboxkit.driver-properties.docker.host=unix://" + socket).run(context -> {
+            runner("sandboxkit.fail-fast=false", "sandboxkit.docker.host=unix://" + socket).run(context -> {
                 HealthIndicator health = context.getBean("sandboxkitHealthIndicator", HealthIndicator.class);
                 for (int i = 0; i < 3; i++) {
                     assertThat(health.health().getStatus()).isEqualTo(Status.DOWN);

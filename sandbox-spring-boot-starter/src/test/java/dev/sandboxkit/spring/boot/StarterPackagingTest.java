@@ -70,14 +70,4 @@ class StarterPackagingTest {
         hints.forEach(h -> hinted.add(h.get("name").asString()));
         assertThat(hinted).contains("sandboxkit.driver", "sandboxkit.tools.allowed");
     }
-
-    @Test
-    void aBlankDefaultConversationIsRefused() {
-        SandboxProperties.Tools tools = new SandboxProperties.Tools();
-        tools.setDefaultConversation("  ");
-        assertThatThrownBy(() -> SandboxFactory.defaultConversation(tools)).isInstanceOf(SandboxConfigurationException.class)
-                .hasMessage("Invalid property sandboxkit.tools.default-conversation: it must not be blank (leave it unset for none)");
-        tools.setDefaultConversation(null);
-        assertThat(SandboxFactory.defaultConversation(tools)).isNull();
-    }
 }

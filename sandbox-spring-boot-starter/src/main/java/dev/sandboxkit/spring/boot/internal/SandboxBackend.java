@@ -1,14 +1,14 @@
 package dev.sandboxkit.spring.boot.internal;
 
+import dev.sandboxkit.SandboxConfig;
 import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.spi.DriverContext;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SandboxDriverProvider;
-import dev.sandboxkit.spring.boot.SandboxProperties;
 
 import java.nio.file.Path;
 import java.time.Clock;
-import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 
 /**
@@ -17,8 +17,7 @@ import java.util.UUID;
  * engine even while the manager is not started ({@code sandboxkit.fail-fast=false}). Closed after the manager.
  */
 public final class SandboxBackend implements AutoCloseable {
-    private static final String DRIVER = "sandboxkit.driver";
-    private static final String DRIVER_PROPERTIES = "sandboxkit.driver-properties.";
+    private static final String DRIVER = SandboxConfig.PREFIX + "driver";
 
     private final SandboxDriver driver;
     private final boolean ownsDriver;
@@ -33,33 +32,29 @@ public final class SandboxBackend implements AutoCloseable {
     }
 
     /**
-     * Resolves the instance id and workspace root from the properties, and the driver: the application's, or
-     * the one named by {@code sandboxkit.driver}, or the available one with the highest priority.
+     * Resolves the instance id and workspace root from the configuration, and the driver: the application's, or the
+     * core's resolution ({@link SandboxDriverProvider#find}) of {@code sandboxkit.driver}, else detection.
      *
-     * @param properties  the bound properties
-     * @param ownDriver   the application's driver bean, or {@code null}
-     * @param classLoader where driver providers are looked up
+     * @param config       the bound configuration
+     * @param legacyKeys   the driver settings given as {@code sandboxkit.driver-properties.<key>}, named so in messages
+     * @param failFast     {@code sandboxkit.fail-fast}, for the message when detection fails
+     * @param ownDriver    the application's driver bean, or {@code null}
+     * @param classLoader  where driver providers are looked up
      * @return the backend
      * @throws SandboxConfigurationException naming the property, if no driver fits
      */
-    public static SandboxBackend create(SandboxProperties properties, SandboxDriver ownDriver, ClassLoader classLoader) {
-        String instanceId = properties.getInstanceId() != null
-                ? Check.name(properties.getInstanceId(), "sandboxkit.instance-id")
+    public static SandboxBackend create(SandboxConfig config, Set<String> legacyKeys, boolean failFast,
+                                        SandboxDriver ownDriver, ClassLoader classLoader) {
+        String instanceId = config.getInstanceId() != null ? config.getInstanceId()
                 : "m-" + UUID.randomUUID().toString().replace("-", "").substring(0, 12); // as the manager would
-        Path root = properties.getWorkspaceRoot() != null ? properties.getWorkspaceRoot() : defaultRoot();
-        root = root.toAbsolutePath().normalize();
+        Path root = config.getWorkspaceRoot().toAbsolutePath().normalize();
         if (ownDriver != null) {
             return new SandboxBackend(ownDriver, false, instanceId, root);
         }
-        DriverContext context = new DriverContext(instanceId, root, Clock.systemUTC(),
-                Map.copyOf(properties.getDriverProperties()), key -> DRIVER_PROPERTIES + key);
-        return new SandboxBackend(resolve(properties.getDriver(), properties.isFailFast(), context, classLoader), true,
-                instanceId, root);
-    }
-
-    private static Path defaultRoot() {
-        String configured = System.getProperty("sandboxkit.workspaceRoot"); // the manager's own default
-        return configured != null ? Path.of(configured) : Path.of(System.getProperty("java.io.tmpdir"), "sandboxkit");
+        DriverContext context = new DriverContext(instanceId, root, Clock.systemUTC(), config.getDriverSettings(),
+                key -> SandboxConfig.PREFIX + (legacyKeys.contains(key)
+                        ? SandboxConfigBinder.LEGACY_DRIVER_SETTINGS + "." : "") + key);
+        return new SandboxBackend(resolve(config.getDriver(), failFast, context, classLoader), true, instanceId, root);
     }
 
     /** The core's resolution, with Boot's names for the settings; a failed detection also says what fail-fast needs. */
@@ -78,14 +73,10 @@ public final class SandboxBackend implements AutoCloseable {
                     : " sandboxkit.fail-fast=false starts without the engine only with the driver named: set " + DRIVER
                     + "=docker."), e);
         }
-        return create(provider, context);
-    }
-
-    private static SandboxDriver create(SandboxDriverProvider provider, DriverContext context) {
         try {
             return provider.create(context);
         } catch (SandboxConfigurationException e) {
-            throw new SandboxConfigurationException("Invalid sandboxkit.driver-properties for the '" + provider.name()
+            throw new SandboxConfigurationException("Invalid sandboxkit.* settings for the '" + provider.name()
                     + "' driver: " + e.getMessage(), e);
         }
     }

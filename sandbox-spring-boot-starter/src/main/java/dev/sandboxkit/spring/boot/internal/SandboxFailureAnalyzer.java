@@ -20,7 +20,7 @@ public final class SandboxFailureAnalyzer extends AbstractFailureAnalyzer<Sandbo
     protected FailureAnalysis analyze(Throwable rootFailure, SandboxException cause) {
         String action;
         if (cause instanceof SandboxUnavailableException) {
-            action = "Start the sandbox engine or point sandboxkit.driver-properties.* at it; or set "
+            action = "Start the sandbox engine or point the driver's sandboxkit.* settings at it (sandboxkit.docker.host); or set "
                     + "sandboxkit.fail-fast=false to start without it (health DOWN until it answers).";
         } else if (cause instanceof SandboxConfigurationException) {
             action = "Correct the sandboxkit.* property the description names.";
