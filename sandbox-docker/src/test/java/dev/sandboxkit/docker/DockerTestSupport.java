@@ -57,7 +57,8 @@ final class DockerTestSupport {
             Assumptions.abort("Docker tests skipped (-Dsandboxkit.skipDockerTests=true): " + engineProblem);
         }
         Assertions.fail("Docker engine needed by these tests is not usable: " + engineProblem
-                + ". Start it, or pass -Dsandboxkit.skipDockerTests=true to skip (not honoured when CI=true).");
+                + ". Start it with scripts/setup-docker.sh (engine and test images), or pass "
+                + "-Dsandboxkit.skipDockerTests=true to skip (not honoured when CI=true).");
     }
 
     /** As {@link #requireEngine}, and fails (or skips, when allowed) unless {@link #SCRIPT_IMAGE} exists. */

@@ -480,7 +480,7 @@ public class ManagerOnDockerTest {
                 boolean skip = Boolean.getBoolean("sandboxkit.skipDockerTests") && !"true".equals(System.getenv("CI"));
                 org.junit.jupiter.api.Assumptions.assumeFalse(skip, "Docker tests skipped on request: " + e);
                 throw new AssertionError("Docker engine at " + host + " with image " + IMAGE + " is required for these "
-                        + "tests (run scripts/setup-env.sh, or -Dsandboxkit.skipDockerTests=true outside CI): " + e, e);
+                        + "tests (run scripts/setup-docker.sh, which starts the engine and builds the image, or -Dsandboxkit.skipDockerTests=true outside CI): " + e, e);
             }
         }
 

@@ -96,7 +96,7 @@ class SandboxExtensionOnDockerTest {
         Event failed = results.allEvents().failed().stream().findFirst().orElseThrow();
         assertThat(throwableOf(failed)).isInstanceOf(SandboxUnavailableException.class)
                 .hasMessageContaining("'docker'").hasMessageContaining("unix:///nonexistent/docker.sock")
-                .hasMessageContaining("scripts/setup-env.sh");
+                .hasMessageContaining("scripts/setup-docker.sh");
     }
 
     // ------------------------------------------------------------------ fixtures

@@ -44,7 +44,7 @@ final class DockerImageBuilder {
             } catch (RuntimeException e) {
                 throw new SandboxUnavailableException("cannot reach the Docker engine at " + host + " to build "
                         + reference + ": " + e.getMessage() + ". Start Docker (on this project's machines: "
-                        + "scripts/setup-env.sh) or set DOCKER_HOST.", e);
+                        + "scripts/setup-docker.sh) or set DOCKER_HOST.", e);
             }
             try {
                 docker.inspectImageCmd(reference).exec();

@@ -253,9 +253,10 @@ public final class SandboxExtension implements BeforeAllCallback, BeforeEachCall
         if (docker) {
             m.append(", Docker endpoint ").append(dockerEndpoint());
         }
-        m.append("): ").append(failure.getMessage()).append(" To fix: ");
+        String why = String.valueOf(failure.getMessage()).strip();
+        m.append("): ").append(why).append(why.endsWith(".") ? " To fix: " : ". To fix: ");
         if (docker) {
-            m.append("start the Docker engine (on this project's machines: scripts/setup-env.sh), or point "
+            m.append("start the Docker engine (on this project's machines: scripts/setup-docker.sh), or point "
                     + "DOCKER_HOST or -Dsandboxkit.docker.host at a running one; ");
         } else {
             m.append("make the '").append(driver).append("' backend reachable; ");

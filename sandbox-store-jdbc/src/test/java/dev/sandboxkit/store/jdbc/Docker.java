@@ -49,6 +49,7 @@ final class Docker {
             Assumptions.abort("Docker tests skipped (-Dsandboxkit.skipDockerTests=true): " + problem);
         }
         Assertions.fail("the Docker engine needed by the multi-manager scenarios is not usable: " + problem
+                + ". Start it with scripts/setup-docker.sh (engine and test images)"
                 + (ci ? " (CI=true: never skipped)" : "; pass -Dsandboxkit.skipDockerTests=true to skip locally"));
     }
 
