@@ -1,9 +1,11 @@
 package dev.sandboxkit.docker.internal.files;
 
+import dev.sandboxkit.Sandbox;
 import dev.sandboxkit.SandboxFileException;
 import dev.sandboxkit.SandboxFileException.Reason;
 import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.docker.internal.files.FilesTestSupport.Entry;
+import dev.sandboxkit.testsupport.Await;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 
 import dev.sandboxkit.SandboxNotFoundException;
@@ -113,8 +115,30 @@ final class HostileRequests {
                 utf8("this is not a tar archive at all".repeat(40)))));
     }
 
-    /** How the host's calls of a race fared, per call: succeeded or refused. */
-    record RaceCalls(Map<String, AtomicInteger> ok, Map<String, AtomicInteger> refused) {
+    /** How long a race may take to do its rounds: generous, it only bounds a run that cannot get there. */
+    static final Duration RACE_DEADLINE = Duration.ofSeconds(90);
+
+    /**
+     * Shell for the start of each round of a sandbox's background loop: counts it in {@code rounds} (written aside
+     * and renamed, so a reader never sees it half-written). Needs {@code i=0} before the loop.
+     */
+    static final String COUNT_ROUND = " i=$((i+1)); echo $i > rounds.n && mv -f rounds.n rounds;";
+
+    /** The rounds the sandbox's loop has counted so far (0 before its first). */
+    static int roundsSoFar(Sandbox sandbox) {
+        return Integer.parseInt(FilesTestSupport.plant(sandbox, "cat rounds 2>/dev/null || echo 0").strip());
+    }
+
+    /** Waits until the loop has counted a round after {@code after}; returns the count then. */
+    static int awaitRoundAfter(Sandbox sandbox, int after, String loop) {
+        int[] now = {after};
+        Await.until(Duration.ofSeconds(30), () -> (now[0] = roundsSoFar(sandbox)) > after,
+                () -> "the sandbox's " + loop + " loop counted no round after " + after);
+        return now[0];
+    }
+
+    /** How the host's calls of a race fared, per call: succeeded or refused; and the sandbox's rounds meanwhile. */
+    record RaceCalls(Map<String, AtomicInteger> ok, Map<String, AtomicInteger> refused, int swapRounds) {
         int succeeded() {
             return ok.values().stream().mapToInt(AtomicInteger::get).sum();
         }
@@ -126,44 +150,63 @@ final class HostileRequests {
         int total() {
             return succeeded() + refusals();
         }
+
+        @Override
+        public String toString() {
+            return total() + " host calls (succeeded " + ok + ", refused " + refused + ") during " + swapRounds
+                    + " swap rounds";
+        }
     }
 
     /**
-     * For {@code duration}, every files call in turn on {@code race/f} and {@code race} while the sandbox swaps them;
-     * every content read must be one the race could produce (never a host or image file). Call under a timeout.
+     * Every files call in turn on {@code race/f} and {@code race} while the sandbox's loop (counting its rounds with
+     * {@link #COUNT_ROUND}) swaps them: on until at least {@code calls} calls were made, the loop did at least
+     * {@code rounds} rounds meanwhile (looked at every eight calls) and both outcomes were seen (a call succeeded, a
+     * call was refused), within {@link #RACE_DEADLINE}; then the loop must still be running. Every content read must
+     * be one the race could produce (never a host or image file). Call under a timeout longer than the deadline: a
+     * call that never returns is what that catches.
      */
-    static RaceCalls raceCalls(SandboxFiles files, Duration duration) throws IOException {
-        RaceCalls calls = new RaceCalls(new TreeMap<>(), new TreeMap<>());
-        long end = System.nanoTime() + duration.toNanos();
-        int i = 0;
-        while (System.nanoTime() < end) {
-            String op = switch (i++ % 8) {
-                case 0 -> "read";
-                case 1 -> "stream";
-                case 2 -> "stat";
-                case 3 -> "list";
-                case 4 -> "write";
-                case 5 -> "download";
-                case 6 -> "upload";
-                default -> "delete";
-            };
-            try {
-                switch (op) {
-                    case "read" -> assertSafe(new String(files.readBytes("race/f"), StandardCharsets.UTF_8));
-                    case "stream" -> assertSafe(readAll(files.newInputStream("race/f")));
-                    case "stat" -> files.stat("race/f");
-                    case "list" -> files.list("race");
-                    case "write" -> files.write("race/f", utf8("host\n"));
-                    case "download" -> untar(files.downloadTar("race")).values().forEach(r -> assertSafe(r.text()));
-                    case "upload" -> files.uploadTar("race", tarStream(Entry.file("up.txt", "host\n")));
-                    default -> files.delete("race/f");
-                }
-                calls.ok().computeIfAbsent(op, k -> new AtomicInteger()).incrementAndGet();
-            } catch (SandboxFileException | SandboxNotFoundException | UncheckedIOException expected) {
-                calls.refused().computeIfAbsent(op, k -> new AtomicInteger()).incrementAndGet();
-            }
-        }
-        return calls;
+    static RaceCalls raceCalls(Sandbox sandbox, SandboxFiles files, int calls, int rounds) throws Exception {
+        RaceCalls race = new RaceCalls(new TreeMap<>(), new TreeMap<>(), 0);
+        int first = awaitRoundAfter(sandbox, 0, "swap");
+        int[] seen = {first};
+        int[] i = {0};
+        Await.repeatUntil(RACE_DEADLINE,
+                () -> race.total() >= calls && seen[0] - first >= rounds && race.succeeded() > 0 && race.refusals() > 0,
+                () -> new RaceCalls(race.ok(), race.refused(), seen[0] - first) + "; wanted " + calls + " calls, "
+                        + rounds + " rounds, some succeeded and some refused", () -> {
+                    String op = switch (i[0]++ % 8) {
+                        case 0 -> "read";
+                        case 1 -> "stream";
+                        case 2 -> "stat";
+                        case 3 -> "list";
+                        case 4 -> "write";
+                        case 5 -> "download";
+                        case 6 -> "upload";
+                        default -> "delete";
+                    };
+                    try {
+                        switch (op) {
+                            case "read" -> assertSafe(new String(files.readBytes("race/f"), StandardCharsets.UTF_8));
+                            case "stream" -> assertSafe(readAll(files.newInputStream("race/f")));
+                            case "stat" -> files.stat("race/f");
+                            case "list" -> files.list("race");
+                            case "write" -> files.write("race/f", utf8("host\n"));
+                            case "download" -> untar(files.downloadTar("race")).values().forEach(r -> assertSafe(r.text()));
+                            case "upload" -> files.uploadTar("race", tarStream(Entry.file("up.txt", "host\n")));
+                            default -> files.delete("race/f");
+                        }
+                        race.ok().computeIfAbsent(op, k -> new AtomicInteger()).incrementAndGet();
+                    } catch (SandboxFileException | SandboxNotFoundException | UncheckedIOException expected) {
+                        race.refused().computeIfAbsent(op, k -> new AtomicInteger()).incrementAndGet();
+                    }
+                    if (i[0] % 8 == 0) {
+                        seen[0] = roundsSoFar(sandbox);
+                    }
+                });
+        // Still swapping after the last call: nothing the calls did stopped or froze the loop.
+        awaitRoundAfter(sandbox, seen[0], "swap");
+        return new RaceCalls(race.ok(), race.refused(), seen[0] - first);
     }
 
     private static void assertSafe(String content) {

@@ -17,6 +17,7 @@ import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.docker.ManagerOnDockerTest;
 import dev.sandboxkit.docker.internal.files.FilesTestSupport.Entry;
 import dev.sandboxkit.docker.internal.files.FilesTestSupport.Read;
+import dev.sandboxkit.testsupport.Await;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -364,7 +365,7 @@ class VolumeHostileWorkspaceTest {
         // As HostileWorkspaceTest's loop, FIFOs included: the engine opens what it extracts or tars without
         // O_NONBLOCK, which only the freeze around each files call keeps from blocking for good (VolumeFreezeTest).
         String loop = "mkdir -p race && echo safe > race/f && (i=0; while [ ! -e stop ]; do"
-                + " i=$((i+1)); echo $i > rounds.n && mv -f rounds.n rounds;"
+                + HostileRequests.COUNT_ROUND
                 + " echo safe > race/n && mv -f race/n race/f;"
                 + " mkfifo race/n && mv -f race/n race/f;"
                 + " ln -s /etc/passwd race/n && mv -f race/n race/f;"
@@ -374,18 +375,11 @@ class VolumeHostileWorkspaceTest {
                 + " mv race race.d && mkfifo race && rm race && mv race.d race;"
                 + " done) >/dev/null 2>&1 &";
         plant(sandbox, loop);
-        HostileRequests.RaceCalls calls = assertTimeoutPreemptively(Duration.ofSeconds(120),
-                () -> HostileRequests.raceCalls(files, Duration.ofSeconds(8)));
-        int rounds = Integer.parseInt(inside("cat rounds"));
-        plant(sandbox, "touch stop");
-        assertThat(rounds).as("the container kept swapping all along").isGreaterThan(100);
-        int total = calls.total();
-        System.out.println("volume swap race: " + rounds + " swap rounds, " + total + " host calls; succeeded "
-                + calls.ok() + ", refused " + calls.refused());
         // Each call is a few engine requests (deletes a one-off container), so far fewer than on a host directory.
-        assertThat(total).isGreaterThan(40);
-        assertThat(calls.succeeded()).isPositive();
-        assertThat(calls.refusals()).isPositive();
+        HostileRequests.RaceCalls calls = assertTimeoutPreemptively(HostileRequests.RACE_DEADLINE.plusSeconds(60),
+                () -> HostileRequests.raceCalls(sandbox, files, 48, 20));
+        plant(sandbox, "touch stop");
+        System.out.println("volume swap race: " + calls);
     }
 
     @Test
@@ -397,21 +391,20 @@ class VolumeHostileWorkspaceTest {
         plant(sandbox, loop);
         AtomicInteger done = new AtomicInteger();
         AtomicInteger gaveUp = new AtomicInteger();
-        assertTimeoutPreemptively(Duration.ofSeconds(120), () -> {
-            long end = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-            while (System.nanoTime() < end) {
-                try {
-                    if (files.deleteRecursively("fill")) {
-                        done.incrementAndGet();
+        // 20 calls, and on until one deleted a tree.
+        assertTimeoutPreemptively(HostileRequests.RACE_DEADLINE.plusSeconds(30), () -> Await.repeatUntil(
+                HostileRequests.RACE_DEADLINE, () -> done.get() + gaveUp.get() >= 20 && done.get() > 0,
+                () -> done + " trees deleted, " + gaveUp + " calls gave up (wanted 20 calls, one deleting)", () -> {
+                    try {
+                        if (files.deleteRecursively("fill")) {
+                            done.incrementAndGet();
+                        }
+                    } catch (SandboxFileException e) {
+                        gaveUp.incrementAndGet();
                     }
-                } catch (SandboxFileException e) {
-                    gaveUp.incrementAndGet();
-                }
-            }
-        });
+                }));
         plant(sandbox, "touch stop");
         System.out.println("volume recursive delete race: " + done + " trees deleted, " + gaveUp + " calls gave up");
-        assertThat(done.get()).isPositive();
         assertThat(inside("ls /bin/busybox")).isEqualTo("/bin/busybox");
     }
 
@@ -486,81 +479,58 @@ class VolumeHostileWorkspaceTest {
 
     @Test
     @DisplayName("a sandbox swapping FIFOs in at the file read, written, uploaded and downloaded: every call ends")
-    void fifoSwapRace() throws InterruptedException {
+    void fifoSwapRace() {
         // f and d/up.txt alternate between a regular file and a FIFO, each swap one rename: the engine's lstat can
         // see the file and its open the FIFO (which, without the freeze, blocks that open forever).
         String loop = "mkdir -p d && echo safe > f && (i=0; while [ ! -e stop ]; do"
-                + " i=$((i+1)); echo $i > rounds.n && mv -f rounds.n rounds;"
+                + HostileRequests.COUNT_ROUND
                 + " echo safe > f.n && mv -f f.n f; mkfifo p.n && mv -f p.n f;"
                 + " echo safe > u.n && mv -f u.n d/up.txt; mkfifo q.n && mv -f q.n d/up.txt;"
                 + " done) >/dev/null 2>&1 &";
         plant(sandbox, loop);
         Map<String, AtomicInteger> ok = new TreeMap<>();
         Map<String, AtomicInteger> refused = new TreeMap<>();
-        int before = roundsSoFar();
         List<String> ops = List.of("read", "stream", "write", "upload", "download");
-        assertTimeoutPreemptively(NEVER_BLOCKS, () -> {
-            // At least 10 s, and on until every kind of call has also succeeded once (about half find the FIFO,
-            // and a loaded machine makes few calls): at most 40 s.
-            long t0 = System.nanoTime();
-            for (int i = 0; ; i++) {
-                long elapsed = System.nanoTime() - t0;
-                boolean allSucceeded = ops.stream().allMatch(k -> ok.containsKey(k));
-                if (elapsed > Duration.ofSeconds(40).toNanos()
-                        || (elapsed > Duration.ofSeconds(10).toNanos() && i >= 40 && allSucceeded)) {
-                    break;
-                }
-                String op = switch (i % 5) {
-                    case 0 -> "read";
-                    case 1 -> "stream";
-                    case 2 -> "write";
-                    case 3 -> "upload";
-                    default -> "download";
-                };
-                try {
-                    switch (op) {
-                        case "read" -> assertThat(new String(files.readBytes("f"), StandardCharsets.UTF_8))
-                                .isIn("safe\n", "host\n");
-                        case "stream" -> {
-                            try (InputStream in = files.newInputStream("f")) {
-                                assertThat(new String(in.readAllBytes(), StandardCharsets.UTF_8))
-                                        .isIn("safe\n", "host\n");
+        int before = HostileRequests.awaitRoundAfter(sandbox, 0, "FIFO swap");
+        int[] seen = {before};
+        int[] i = {0};
+        // 40 calls during 20 swap rounds, and on until every kind of call has succeeded once (about half find the
+        // FIFO) and one was refused.
+        assertTimeoutPreemptively(HostileRequests.RACE_DEADLINE.plusSeconds(60), () -> Await.repeatUntil(
+                HostileRequests.RACE_DEADLINE, () -> i[0] >= 40 && seen[0] - before >= 20
+                        && ops.stream().allMatch(ok::containsKey) && !refused.isEmpty(),
+                () -> i[0] + " calls, succeeded " + ok + ", refused " + refused + ", " + (seen[0] - before)
+                        + " swap rounds (wanted 40 calls, 20 rounds, each kind succeeded once, one refused)", () -> {
+                    String op = ops.get(i[0]++ % ops.size());
+                    try {
+                        switch (op) {
+                            case "read" -> assertThat(new String(files.readBytes("f"), StandardCharsets.UTF_8))
+                                    .isIn("safe\n", "host\n");
+                            case "stream" -> {
+                                try (InputStream in = files.newInputStream("f")) {
+                                    assertThat(new String(in.readAllBytes(), StandardCharsets.UTF_8))
+                                            .isIn("safe\n", "host\n");
+                                }
                             }
+                            case "write" -> files.write("f", utf8("host\n"));
+                            case "upload" -> files.uploadTar("d", tarStream(Entry.file("up.txt", "host\n")));
+                            default -> untar(files.downloadTar("d")).values()
+                                    .forEach(r -> assertThat(r.text()).isIn("safe\n", "host\n"));
                         }
-                        case "write" -> files.write("f", utf8("host\n"));
-                        case "upload" -> files.uploadTar("d", tarStream(Entry.file("up.txt", "host\n")));
-                        default -> untar(files.downloadTar("d")).values()
-                                .forEach(r -> assertThat(r.text()).isIn("safe\n", "host\n"));
+                        ok.computeIfAbsent(op, k -> new AtomicInteger()).incrementAndGet();
+                    } catch (SandboxFileException | SandboxNotFoundException | UncheckedIOException expected) {
+                        // a FIFO found there is refused, never opened
+                        refused.computeIfAbsent(op, k -> new AtomicInteger()).incrementAndGet();
                     }
-                    ok.computeIfAbsent(op, k -> new AtomicInteger()).incrementAndGet();
-                } catch (SandboxFileException | SandboxNotFoundException | UncheckedIOException expected) {
-                    // a FIFO found there is refused, never opened
-                    refused.computeIfAbsent(op, k -> new AtomicInteger()).incrementAndGet();
-                }
-            }
-        }, "files calls while the sandbox swaps FIFOs in");
-        int after = roundsSoFar();
+                    if (i[0] % ops.size() == 0) {
+                        seen[0] = HostileRequests.roundsSoFar(sandbox);
+                    }
+                }), "files calls while the sandbox swaps FIFOs in");
+        // Still swapping after the last call: no call froze the sandbox for good.
+        HostileRequests.awaitRoundAfter(sandbox, seen[0], "FIFO swap");
         plant(sandbox, "touch stop");
-        System.out.println("volume FIFO swap race: " + (after - before) + " swap rounds during the calls; succeeded "
+        System.out.println("volume FIFO swap race: " + (seen[0] - before) + " swap rounds during the calls; succeeded "
                 + ok + ", refused " + refused);
-        assertThat(after - before).as("the container kept swapping all along").isGreaterThan(100);
-        for (String op : ops) {
-            assertThat(ok.getOrDefault(op, new AtomicInteger()).get()).as("%s calls that succeeded", op).isPositive();
-        }
-        assertThat(refused.values().stream().mapToInt(AtomicInteger::get).sum())
-                .as("calls that found a FIFO and refused it").isPositive();
-    }
-
-    /** The swap loop's round counter, once the loop (started in the background) has written it. */
-    private int roundsSoFar() throws InterruptedException {
-        long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (true) {
-            String n = inside("cat rounds 2>/dev/null || echo 0").trim();
-            if (!n.equals("0") || System.nanoTime() > until) {
-                return Integer.parseInt(n);
-            }
-            Thread.sleep(50);
-        }
     }
 
     @Test
@@ -571,14 +541,15 @@ class VolumeHostileWorkspaceTest {
         AtomicInteger execs = new AtomicInteger();
         AtomicInteger processes = new AtomicInteger();
         AtomicInteger fileCalls = new AtomicInteger();
-        long end = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        // A fixed number of calls per thread, all at once; the deadline only bounds a run that cannot finish.
+        long end = System.nanoTime() + HostileRequests.RACE_DEADLINE.toNanos();
         // The test's own threads: the driver starts none for this.
         ExecutorService pool = Executors.newFixedThreadPool(6);
         try {
             List<Future<?>> done = new ArrayList<>();
             for (int t = 0; t < 3; t++) {
                 int n = t;
-                done.add(pool.submit(() -> loop(end, failures, () -> {
+                done.add(pool.submit(() -> repeat(10, end, failures, () -> {
                     ExecResult r = sandbox.exec(ExecRequest.shell("echo exec-" + n + " && cat /workspace/f >/dev/null")
                             .withTimeout(Duration.ofSeconds(30)));
                     assertThat(r.exitCode()).as("exec stderr: %s", r.stderr()).isZero();
@@ -586,7 +557,7 @@ class VolumeHostileWorkspaceTest {
                     execs.incrementAndGet();
                 })));
             }
-            done.add(pool.submit(() -> loop(end, failures, () -> {
+            done.add(pool.submit(() -> repeat(5, end, failures, () -> {
                 SandboxProcess p = sandbox.start(ExecRequest.shell("echo proc"));
                 ProcessStatus s = p.waitFor(Duration.ofSeconds(30));
                 assertThat(s.exitCode()).as("process %s", s).isEqualTo(0);
@@ -594,7 +565,7 @@ class VolumeHostileWorkspaceTest {
             })));
             for (int t = 0; t < 2; t++) {
                 String name = "h" + t;
-                done.add(pool.submit(() -> loop(end, failures, () -> {
+                done.add(pool.submit(() -> repeat(6, end, failures, () -> {
                     files.write(name, utf8("content " + name));
                     assertThat(new String(files.readBytes(name), StandardCharsets.UTF_8))
                             .isEqualTo("content " + name);
@@ -603,7 +574,7 @@ class VolumeHostileWorkspaceTest {
                 })));
             }
             for (Future<?> f : done) {
-                f.get(120, TimeUnit.SECONDS);
+                f.get(HostileRequests.RACE_DEADLINE.plusSeconds(30).toSeconds(), TimeUnit.SECONDS);
             }
         } finally {
             pool.shutdownNow();
@@ -611,14 +582,15 @@ class VolumeHostileWorkspaceTest {
         System.out.println("volume freeze concurrency: " + execs + " execs, " + processes + " processes, " + fileCalls
                 + " files calls, " + failures.size() + " failures");
         assertThat(failures).as("failed calls").isEmpty();
-        assertThat(execs.get()).isGreaterThan(20);
-        assertThat(processes.get()).isGreaterThan(3);
-        assertThat(fileCalls.get()).isGreaterThan(30);
+        assertThat(List.of(execs.get(), processes.get(), fileCalls.get()))
+                .as("execs, processes and files calls done within %s", HostileRequests.RACE_DEADLINE)
+                .containsExactly(30, 5, 36);
         assertThat(plant(sandbox, "cat f")).as("the sandbox runs after the freezes").isEqualTo("start\n");
     }
 
-    private static void loop(long end, ConcurrentLinkedQueue<Throwable> failures, ThrowingRunnable call) {
-        while (System.nanoTime() < end && failures.size() < 5) {
+    /** Makes {@code times} calls, stopping early at the deadline or after five failures. */
+    private static void repeat(int times, long end, ConcurrentLinkedQueue<Throwable> failures, ThrowingRunnable call) {
+        for (int i = 0; i < times && System.nanoTime() - end < 0 && failures.size() < 5; i++) {
             try {
                 call.run();
             } catch (Throwable e) {
