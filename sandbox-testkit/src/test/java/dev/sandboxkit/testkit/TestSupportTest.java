@@ -38,6 +38,11 @@ class TestSupportTest {
             int slowBefore = slow.get();
             scheduler.awaitPasses(2, Duration.ofSeconds(30));
             assertThat(slow.get()).isGreaterThanOrEqualTo(slowBefore + 2);
+            HousekeepingScheduler.Mark mark = scheduler.mark();
+            scheduler.awaitPasses(3, Duration.ofMillis(1), Duration.ofSeconds(30));
+            assertThat(scheduler.ranSince(mark, 3, Duration.ofMillis(1))).isTrue();
+            assertThatThrownBy(() -> scheduler.ranSince(mark, 1, Duration.ofMillis(7)))
+                    .isInstanceOf(AssertionError.class).hasMessageContaining("no periodic task runs every PT0.007S");
             assertThat(Thread.getAllStackTraces().keySet()).anyMatch(t -> t.getName().startsWith("test-housekeeping-")
                     && t.isDaemon());
         }

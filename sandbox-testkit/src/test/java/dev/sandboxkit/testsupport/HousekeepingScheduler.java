@@ -49,12 +49,14 @@ public final class HousekeepingScheduler extends ScheduledThreadPoolExecutor imp
     /** One periodic task: runs never overlap, so counts of started and finished runs say which ran after a mark. */
     private static final class Periodic {
         final String what;
+        final long periodNanos;
         final AtomicLong started = new AtomicLong();
         final AtomicLong finished = new AtomicLong();
         volatile Future<?> future;
 
-        Periodic(String what) {
-            this.what = what;
+        Periodic(long period, TimeUnit unit) {
+            this.what = "every " + unit.toMillis(period) + " ms";
+            this.periodNanos = unit.toNanos(period);
         }
 
         Runnable wrap(Runnable command) {
@@ -100,7 +102,27 @@ public final class HousekeepingScheduler extends ScheduledThreadPoolExecutor imp
      * @return true once they have
      */
     public boolean ranSince(Mark mark, int passes) {
+        return ranSince(mark, passes, null);
+    }
+
+    /**
+     * As {@link #ranSince(Mark, int)}, counting only the periodic tasks that run every {@code every} (the reaper's
+     * interval, say), so a test need not wait for a slow task it does not depend on.
+     *
+     * @param mark taken before
+     * @param passes whole passes of each such task
+     * @param every the interval of the tasks to count
+     * @return true once they have
+     * @throws AssertionError if no periodic task runs every {@code every}
+     */
+    public boolean ranSince(Mark mark, int passes, Duration every) {
+        if (every != null && periodic.stream().noneMatch(p -> p.periodNanos == every.toNanos())) {
+            throw new AssertionError("no periodic task runs every " + every + ": " + progress(mark));
+        }
         for (Periodic p : periodic) {
+            if (every != null && p.periodNanos != every.toNanos()) {
+                continue;
+            }
             if (p.live() && p.finished.get() < mark.started.getOrDefault(p, 0L) + passes) {
                 return false;
             }
@@ -124,6 +146,21 @@ public final class HousekeepingScheduler extends ScheduledThreadPoolExecutor imp
     }
 
     /**
+     * Waits until every periodic task that runs every {@code every} has run {@code passes} whole passes from now on,
+     * and what was queued meanwhile has run.
+     *
+     * @param passes whole passes of each such task
+     * @param every the interval of the tasks to count (the reaper's, say)
+     * @param deadline how long to wait at most
+     * @throws AssertionError if the deadline passes first, naming the passes counted
+     */
+    public void awaitPasses(int passes, Duration every, Duration deadline) {
+        Mark mark = mark();
+        Await.until(deadline, () -> ranSince(mark, passes, every), () -> "the manager's tasks every " + every
+                + " did not run " + passes + " passes: " + progress(mark));
+    }
+
+    /**
      * How many passes each periodic task has finished since {@code mark}, for a failure message.
      *
      * @param mark taken before
@@ -139,7 +176,7 @@ public final class HousekeepingScheduler extends ScheduledThreadPoolExecutor imp
 
     @Override
     public ScheduledFuture<?> scheduleWithFixedDelay(Runnable command, long initialDelay, long delay, TimeUnit unit) {
-        Periodic p = new Periodic("every " + unit.toMillis(delay) + " ms");
+        Periodic p = new Periodic(delay, unit);
         periodic.add(p);
         ScheduledFuture<?> f = super.scheduleWithFixedDelay(p.wrap(command), initialDelay, delay, unit);
         p.future = f;
@@ -148,7 +185,7 @@ public final class HousekeepingScheduler extends ScheduledThreadPoolExecutor imp
 
     @Override
     public ScheduledFuture<?> scheduleAtFixedRate(Runnable command, long initialDelay, long period, TimeUnit unit) {
-        Periodic p = new Periodic("every " + unit.toMillis(period) + " ms");
+        Periodic p = new Periodic(period, unit);
         periodic.add(p);
         ScheduledFuture<?> f = super.scheduleAtFixedRate(p.wrap(command), initialDelay, period, unit);
         p.future = f;
