@@ -17,6 +17,8 @@ import dev.sandboxkit.docker.internal.files.FilesTestSupport.Read;
 import dev.sandboxkit.spi.SandboxLabels;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterAll;
+import dev.sandboxkit.testsupport.Await;
+import dev.sandboxkit.testsupport.HousekeepingScheduler;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -54,6 +56,7 @@ class FilesOnDockerTest {
     static Path tmp;
     private static Path root;
     private static SandboxManager manager;
+    private static final HousekeepingScheduler housekeeping = new HousekeepingScheduler("files-housekeeping");
 
     private String sessionId;
     private Sandbox sandbox;
@@ -64,7 +67,7 @@ class FilesOnDockerTest {
         docker = ManagerOnDockerTest.EngineCheck.requireEngine();
         root = tmp.resolve("ws");
         manager = SandboxManager.builder().driver("docker").workspaceRoot(root).idleTimeout(Duration.ofSeconds(2))
-                .reaperInterval(Duration.ofMillis(200)).build();
+                .reaperInterval(Duration.ofMillis(200)).scheduler(housekeeping).build();
     }
 
     @AfterAll
@@ -72,6 +75,7 @@ class FilesOnDockerTest {
         if (manager != null) {
             manager.close();
         }
+        housekeeping.close();
         if (docker != null) {
             docker.close();
         }
@@ -219,24 +223,35 @@ class FilesOnDockerTest {
 
     @Test
     @DisplayName("writes are atomic: a reader in the container only ever sees the old or the new content")
-    void atomicReplace() {
+    void atomicReplace() throws Exception {
         byte[] a = "a".repeat(512 * 1024).getBytes(StandardCharsets.US_ASCII);
         byte[] b = "b".repeat(512 * 1024).getBytes(StandardCharsets.US_ASCII);
         files.write("f", a);
-        inContainer("(i=0; while [ ! -e stop ]; do md5sum f | cut -d' ' -f1; done) > sums.txt 2>&1 &");
-        for (int i = 0; i < 60; i++) {
-            files.write("f", i % 2 == 0 ? b : a);
-        }
-        inContainer("touch stop; sleep 1");
+        inContainer("(while [ ! -e stop ]; do md5sum f | cut -d' ' -f1; done > sums.txt 2>&1; touch stopped) &");
+        // 60 writes, and on until the reader has read 20 times meanwhile (looked at every tenth write).
+        int[] writes = {0};
+        int[] reads = {0};
+        int readsBefore = sums().length;
+        Await.repeatUntil(HostileRequests.RACE_DEADLINE, () -> writes[0] >= 60 && reads[0] >= 20,
+                () -> writes[0] + " writes during " + reads[0] + " reads in the container (wanted 60 and 20)", () -> {
+                    files.write("f", writes[0]++ % 2 == 0 ? b : a);
+                    if (writes[0] % 10 == 0) {
+                        reads[0] = sums().length - readsBefore;
+                    }
+                });
+        inContainer("touch stop");
+        Await.until(Duration.ofSeconds(30), () -> files.exists("stopped"), () -> "the reader to stop");
         String md5a = md5(a);
         String md5b = md5(b);
-        String[] sums = new String(files.readBytes("sums.txt"), StandardCharsets.US_ASCII).split("\n");
-        assertThat(sums.length).isGreaterThan(10);
-        for (String s : sums) {
-            if (!s.isBlank()) {
-                assertThat(s.trim()).isIn(md5a, md5b);
-            }
+        for (String s : sums()) {
+            assertThat(s.trim()).isIn(md5a, md5b);
         }
+    }
+
+    /** The reader's complete lines so far. */
+    private String[] sums() {
+        String all = new String(files.readBytes("sums.txt"), StandardCharsets.US_ASCII);
+        return all.substring(0, all.lastIndexOf('\n') + 1).lines().toArray(String[]::new);
     }
 
     @Test
@@ -257,11 +272,14 @@ class FilesOnDockerTest {
     @Test
     @DisplayName("files calls on a live session count as activity and keep it from being reaped")
     void filesAreActivity() throws Exception {
-        long end = System.nanoTime() + Duration.ofSeconds(4).toNanos();
-        while (System.nanoTime() < end) {
-            files.stat("");
-            Thread.sleep(300);
-        }
+        // Twice the idle timeout of calls, and on until the manager has had its reaper passes.
+        long start = System.nanoTime();
+        HousekeepingScheduler.Mark mark = housekeeping.mark();
+        Await.repeatUntil(Duration.ofSeconds(90), () -> System.nanoTime() - start > Duration.ofSeconds(4).toNanos()
+                        && housekeeping.ranSince(mark, 10, Duration.ofMillis(200)), () -> housekeeping.progress(mark), () -> {
+                    files.stat("");
+                    Thread.sleep(300);
+                });
         assertThat(manager.session(sessionId).orElseThrow().state()).isEqualTo(SessionState.ACTIVE);
     }
 
