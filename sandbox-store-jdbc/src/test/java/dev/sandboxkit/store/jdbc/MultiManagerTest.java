@@ -11,6 +11,8 @@ import dev.sandboxkit.SessionState;
 import dev.sandboxkit.spi.SandboxDescriptor;
 import dev.sandboxkit.spi.SessionRecord;
 import dev.sandboxkit.spi.SessionStore;
+import dev.sandboxkit.testsupport.Await;
+import dev.sandboxkit.testsupport.HousekeepingScheduler;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
@@ -57,6 +59,8 @@ class MultiManagerTest {
     private final List<AutoCloseable> toClose = new ArrayList<>();
     private final List<String> schemas = new ArrayList<>();
     private CountingDriver cleaner;
+    /** Every manager's housekeeping, counted: a test asserting that a pass did nothing first waits for passes. */
+    private final HousekeepingScheduler housekeeping = new HousekeepingScheduler("jdbc-housekeeping");
 
     @BeforeEach
     void setUp() throws Exception {
@@ -76,6 +80,7 @@ class MultiManagerTest {
                 // best effort
             }
         }
+        housekeeping.close();
         Docker.removeFleet(cleaner, fleet);
         cleaner.close();
         schemas.forEach(Postgres::dropSchema);
@@ -101,7 +106,17 @@ class MultiManagerTest {
                                    Duration idle, Duration lease) {
         return closeLater(SandboxManager.builder().driver(driver).store(store).instanceId(instanceId).fleet(fleet)
                 .idleTimeout(idle).reaperInterval(Duration.ofMillis(200)).leaseDuration(lease)
-                .reconcileInterval(Duration.ofMillis(300)).build());
+                .reconcileInterval(Duration.ofMillis(300)).scheduler(housekeeping).build());
+    }
+
+    /**
+     * Waits until the reaper (every 200 ms) and the orphan sweep with the janitor (every 300 ms) of every manager of
+     * the test have run three more whole passes: what a test asserting that they did nothing must wait for.
+     */
+    private void threeMorePasses() {
+        HousekeepingScheduler.Mark mark = housekeeping.mark();
+        Await.until(Duration.ofSeconds(60), () -> housekeeping.ranSince(mark, 3, Duration.ofMillis(200))
+                && housekeeping.ranSince(mark, 3, Duration.ofMillis(300)), () -> housekeeping.progress(mark));
     }
 
     private CountingDriver driver(String instanceId) {
@@ -193,7 +208,7 @@ class MultiManagerTest {
 
         await("A reaps the idle session", Duration.ofSeconds(10),
                 () -> observer.find("chat").orElseThrow().state() == SessionState.SUSPENDED);
-        Thread.sleep(900); // three more reaper and orphan-sweep passes on both managers
+        threeMorePasses();
         assertThat(driverA.removalsOf(first)).as("removed by A").isEqualTo(1);
         assertThat(driverB.removalsOf(first)).as("removed by B").isZero();
         assertThat(liveContainers()).doesNotContain(first);
@@ -208,7 +223,7 @@ class MultiManagerTest {
 
         await("B reaps the idle session", Duration.ofSeconds(10),
                 () -> observer.find("chat").orElseThrow().state() == SessionState.SUSPENDED);
-        Thread.sleep(900);
+        threeMorePasses();
         assertThat(driverB.removalsOf(second)).as("removed by B").isEqualTo(1);
         assertThat(driverA.removalsOf(second)).as("removed by A").isZero();
         assertThat(driverA.removalsOf(first) + driverB.removalsOf(first)).isEqualTo(1);
@@ -226,7 +241,8 @@ class MultiManagerTest {
         // Periodic sweeps effectively off: this test runs one sweep itself, on another thread.
         SandboxManager a = closeLater(SandboxManager.builder().driver(driverA).store(postgresStore(schema))
                 .instanceId("mgr-a").fleet(fleet).idleTimeout(Duration.ofSeconds(1)).reaperInterval(Duration.ofMillis(100))
-                .leaseDuration(Duration.ofSeconds(2)).reconcileInterval(Duration.ofHours(1)).build());
+                .leaseDuration(Duration.ofSeconds(2)).reconcileInterval(Duration.ofHours(1)).scheduler(housekeeping)
+                .build());
         JdbcSessionStore observer = postgresStore(schema);
         a.acquire("chat", Docker.SPEC);
         String container = a.session("chat").orElseThrow().sandboxId();
@@ -243,7 +259,8 @@ class MultiManagerTest {
             await("A reaps the idle session", Duration.ofSeconds(10),
                     () -> observer.find("chat").orElseThrow().state() == SessionState.SUSPENDED
                             && driverA.removalsOf(container) == 1 && a.stats().idleReaped() == 1);
-            Thread.sleep(200); // the reap's last step: the manager forgets the session
+            // The reap's last step, the manager forgetting the session: done once a whole reaper pass ran since.
+            housekeeping.awaitPasses(1, Duration.ofMillis(100), Duration.ofSeconds(60));
             release.countDown();
             int removedBySweep = sweep.get(30, java.util.concurrent.TimeUnit.SECONDS);
 
@@ -327,7 +344,8 @@ class MultiManagerTest {
     private SandboxManager hostManager(String instanceId, CountingDriver driver, SessionStore store, Path workspaceRoot) {
         return closeLater(SandboxManager.builder().driver(driver).store(store).instanceId(instanceId).fleet(fleet)
                 .workspaceRoot(workspaceRoot).idleTimeout(Duration.ofSeconds(1)).reaperInterval(Duration.ofMillis(200))
-                .leaseDuration(Duration.ofSeconds(30)).reconcileInterval(Duration.ofMillis(300)).build());
+                .leaseDuration(Duration.ofSeconds(30)).reconcileInterval(Duration.ofMillis(300)).scheduler(housekeeping)
+                .build());
     }
 
     /** Hosts A (this class's root) and B (its own root) on one store; A has created {@code sessionId} and reaped it. */
@@ -380,7 +398,7 @@ class MultiManagerTest {
                 .hasMessageContaining("use its files there or archive it first");
         assertThat(store.find("s1").orElseThrow()).as("nothing written by the refused calls").isEqualTo(before);
         assertThat(hosts.driverB().created).as("no container started on B").isEmpty();
-        Thread.sleep(900); // a few janitor passes on both managers
+        threeMorePasses(); // janitor passes on both managers
         assertThat(store.find("s1").orElseThrow()).isEqualTo(before);
 
         a.destroy("s1");
@@ -403,7 +421,7 @@ class MultiManagerTest {
         Instant now = Instant.now();
         SessionRecord claimed = store.update(rec.withSandbox(SessionState.DESTROYING, rec.sandboxId(),
                 rec.sandboxStartedAt()).withOwner("host-b", now.plusSeconds(5)).withLastActivity(now)).orElseThrow();
-        Thread.sleep(900); // B's janitor passes: it cannot finish it, and must not claim it again
+        threeMorePasses(); // B's janitor passes: it cannot finish it, and must not claim it again
         assertThat(store.find("s2").orElseThrow().version()).as("B's janitor wrote nothing")
                 .isEqualTo(claimed.version());
         assertThat(workdir).exists();
