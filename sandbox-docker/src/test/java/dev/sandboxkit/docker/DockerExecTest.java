@@ -36,6 +36,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 @Tag("slow")
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class DockerExecTest extends DriverOnDocker {
+    /** Stopped at its timeout, not run to its end (minutes): bounded generously, a loaded machine is slow. */
+    private static final String STOPPED_AT_TIMEOUT = "ms until a timed-out exec returned";
+
     /** Shared by the tests that leave the sandbox as they found it. */
     private String shared;
 
@@ -160,7 +163,7 @@ class DockerExecTest extends DriverOnDocker {
         ExecResult r = driver.exec(shared, ExecRequest.of("yes", "flood").withTimeout(Duration.ofSeconds(1))
                 .withListener((stream, bytes, offset, length) -> seen.addAndGet(length)));
         assertThat(r.timedOut()).isTrue();
-        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).isLessThan(3000);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).as(STOPPED_AT_TIMEOUT).isLessThan(20_000);
         assertThat(r.stdoutBytes()).hasSize(ExecRequest.DEFAULT_OUTPUT_LIMIT);
         assertThat(seen.get()).isGreaterThan(ExecRequest.DEFAULT_OUTPUT_LIMIT);
         assertThat(driver.exec(shared, ExecRequest.of("ps", "-o", "args")).stdout()).doesNotContain("yes flood");
@@ -172,7 +175,7 @@ class DockerExecTest extends DriverOnDocker {
         ExecResult r = driver.exec(shared, ExecRequest.shell("exec >&- 2>&-; sleep 302")
                 .withTimeout(Duration.ofMillis(800)));
         assertThat(r.timedOut()).isTrue();
-        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).isLessThan(2500);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).as(STOPPED_AT_TIMEOUT).isLessThan(20_000);
         assertThat(driver.exec(shared, ExecRequest.of("ps", "-o", "args")).stdout()).doesNotContain("sleep 302");
     }
 
@@ -190,7 +193,7 @@ class DockerExecTest extends DriverOnDocker {
         ExecResult r = driver.exec(id, ExecRequest.of("/bin/busybox", "sleep", "303").withTimeout(Duration.ofSeconds(1)));
 
         assertThat(r.timedOut()).isTrue();
-        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).isLessThan(3000);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).as(STOPPED_AT_TIMEOUT).isLessThan(20_000);
         assertThat(driver.exec(id, ExecRequest.of("/bin/busybox", "ps", "-o", "args")).stdout()).doesNotContain("sleep 303");
     }
 
@@ -410,7 +413,7 @@ class DockerExecTest extends DriverOnDocker {
     }
 
     private void waitForProcess(String id, String args) throws InterruptedException {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (System.nanoTime() < until) {
             if (driver.exec(id, ExecRequest.of("ps", "-o", "args")).stdout().contains(args)) {
                 return;

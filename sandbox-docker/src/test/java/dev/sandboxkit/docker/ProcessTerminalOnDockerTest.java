@@ -130,7 +130,7 @@ class ProcessTerminalOnDockerTest {
 
     static String awaitOutput(SandboxProcess p, String expected) throws InterruptedException {
         String out = "";
-        for (int i = 0; i < 200; i++) {
+        for (int i = 0; i < 600; i++) { // 30 s: bounds a wait for an event, generously
             out = p.output(ExecStream.STDOUT, 0, 100_000).text();
             if (out.contains(expected)) {
                 return out;
@@ -142,7 +142,7 @@ class ProcessTerminalOnDockerTest {
 
     private static String awaitNoProcess(Sandbox sandbox, String what) throws InterruptedException {
         String ps = "";
-        for (int i = 0; i < 100; i++) {
+        for (int i = 0; i < 600; i++) { // 30 s at most
             ps = sandbox.exec(ExecRequest.of("ps", "-o", "pid,args")).stdout();
             if (!ps.contains(what)) {
                 break;

@@ -209,6 +209,30 @@ final class HostileRequests {
         return new RaceCalls(race.ok(), race.refused(), seen[0] - first);
     }
 
+    /**
+     * Deletes {@code fill} recursively again and again while the sandbox keeps refilling it: {@code calls} calls,
+     * and on until one deleted the tree, within {@link #RACE_DEADLINE}. A call may give up (the tree kept changing,
+     * or the sandbox held an entry at that moment), never hang. Call under a timeout longer than the deadline.
+     *
+     * @return how the calls fared
+     */
+    static String deleteRace(SandboxFiles files, int calls) throws Exception {
+        AtomicInteger done = new AtomicInteger();
+        AtomicInteger gaveUp = new AtomicInteger();
+        Await.repeatUntil(RACE_DEADLINE, () -> done.get() + gaveUp.get() >= calls && done.get() > 0,
+                () -> done + " trees deleted, " + gaveUp + " calls gave up (wanted " + calls + " calls, one deleting)",
+                () -> {
+                    try {
+                        if (files.deleteRecursively("fill")) {
+                            done.incrementAndGet();
+                        }
+                    } catch (SandboxFileException e) {
+                        gaveUp.incrementAndGet();
+                    }
+                });
+        return done + " trees deleted, " + gaveUp + " calls gave up";
+    }
+
     private static void assertSafe(String content) {
         assertThat(content).as("content read during the race").isIn("safe\n", "host\n", "inner\n", "")
                 .doesNotContain("root:").doesNotContain("CANARY");

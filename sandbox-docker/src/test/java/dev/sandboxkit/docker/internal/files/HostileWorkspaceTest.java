@@ -6,7 +6,6 @@ import dev.sandboxkit.ExecResult;
 import dev.sandboxkit.FileInfo;
 import dev.sandboxkit.FileType;
 import dev.sandboxkit.Sandbox;
-import dev.sandboxkit.SandboxFileException;
 import dev.sandboxkit.SandboxFileException.Reason;
 import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxManager;
@@ -14,7 +13,6 @@ import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.docker.ManagerOnDockerTest;
 import dev.sandboxkit.docker.internal.files.FilesTestSupport.Entry;
 import dev.sandboxkit.docker.internal.files.FilesTestSupport.Read;
-import dev.sandboxkit.testsupport.Await;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -33,7 +31,6 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.UUID;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import static dev.sandboxkit.docker.internal.files.FilesTestSupport.plant;
 import static dev.sandboxkit.docker.internal.files.FilesTestSupport.snapshot;
@@ -413,22 +410,10 @@ class HostileWorkspaceTest {
                 + " ln -s " + canary + " fill/a/out; ln -s " + canary + " fill/d/e; mkfifo fill/a/b/p;"
                 + " mv fill/d fill/a/b/c/moved 2>/dev/null; rm -rf fill/a/b/c/moved; done) >/dev/null 2>&1 &";
         plant(sandbox, loop);
-        AtomicInteger done = new AtomicInteger();
-        AtomicInteger gaveUp = new AtomicInteger();
-        // 40 calls, and on until one deleted a tree.
-        assertTimeoutPreemptively(HostileRequests.RACE_DEADLINE.plusSeconds(30), () -> Await.repeatUntil(
-                HostileRequests.RACE_DEADLINE, () -> done.get() + gaveUp.get() >= 40 && done.get() > 0,
-                () -> done + " trees deleted, " + gaveUp + " calls gave up (wanted 40 calls, one deleting)", () -> {
-                    try {
-                        if (files.deleteRecursively("fill")) {
-                            done.incrementAndGet();
-                        }
-                    } catch (SandboxFileException e) {
-                        gaveUp.incrementAndGet(); // kept changing, or an entry the sandbox holds at that moment
-                    }
-                }));
+        String outcome = assertTimeoutPreemptively(HostileRequests.RACE_DEADLINE.plusSeconds(30),
+                () -> HostileRequests.deleteRace(files, 40));
         plant(sandbox, "touch stop");
-        System.out.println("recursive delete race: " + done + " trees deleted, " + gaveUp + " calls gave up");
+        System.out.println("recursive delete race: " + outcome);
         assertThat(canary.resolve("e")).doesNotExist();
         assertThat(canary.resolve("sub")).isDirectory();
     }

@@ -389,22 +389,10 @@ class VolumeHostileWorkspaceTest {
                 + " ln -s / fill/a/out; ln -s / fill/d/e; mkfifo fill/a/b/p;"
                 + " mv fill/d fill/a/b/c/moved 2>/dev/null; rm -rf fill/a/b/c/moved; done) >/dev/null 2>&1 &";
         plant(sandbox, loop);
-        AtomicInteger done = new AtomicInteger();
-        AtomicInteger gaveUp = new AtomicInteger();
-        // 20 calls, and on until one deleted a tree.
-        assertTimeoutPreemptively(HostileRequests.RACE_DEADLINE.plusSeconds(30), () -> Await.repeatUntil(
-                HostileRequests.RACE_DEADLINE, () -> done.get() + gaveUp.get() >= 20 && done.get() > 0,
-                () -> done + " trees deleted, " + gaveUp + " calls gave up (wanted 20 calls, one deleting)", () -> {
-                    try {
-                        if (files.deleteRecursively("fill")) {
-                            done.incrementAndGet();
-                        }
-                    } catch (SandboxFileException e) {
-                        gaveUp.incrementAndGet();
-                    }
-                }));
+        String outcome = assertTimeoutPreemptively(HostileRequests.RACE_DEADLINE.plusSeconds(30),
+                () -> HostileRequests.deleteRace(files, 20));
         plant(sandbox, "touch stop");
-        System.out.println("volume recursive delete race: " + done + " trees deleted, " + gaveUp + " calls gave up");
+        System.out.println("volume recursive delete race: " + outcome);
         assertThat(inside("ls /bin/busybox")).isEqualTo("/bin/busybox");
     }
 
