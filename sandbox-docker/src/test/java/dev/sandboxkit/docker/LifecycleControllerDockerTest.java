@@ -106,9 +106,10 @@ class LifecycleControllerDockerTest {
 
             Duration took = Duration.ofNanos(System.nanoTime() - t0);
             assertThat(r.lifetimeExceeded()).as(r.toString()).isTrue();
-            assertThat(took).isLessThan(Duration.ofSeconds(6)); // 3 s limit, give or take the janitor interval
+            // Killed at the 3 s limit, not run to its 600 s end: bounded generously, a loaded machine is slow.
+            assertThat(took).isLessThan(Duration.ofSeconds(60));
             // The exec returns as soon as the kill closes its stream; the janitor finishes its bookkeeping just after.
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
             while ((m.stats().lifetimeKilled() == 0 || !containers(SandboxLabels.SESSION, "long", m).isEmpty())
                     && System.nanoTime() < deadline) {
                 Thread.sleep(20);

