@@ -19,6 +19,7 @@ import dev.sandboxkit.SandboxUnavailableException;
 import dev.sandboxkit.SessionInfo;
 import dev.sandboxkit.SessionState;
 import dev.sandboxkit.spi.SandboxLabels;
+import dev.sandboxkit.testsupport.Await;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -189,7 +190,8 @@ public class ManagerOnDockerTest {
             Sandbox sandbox = manager.acquire("slow", SPEC);
             long t0 = System.nanoTime();
             ExecResult slow = sandbox.exec(ExecRequest.shell("sleep 30").withTimeout(Duration.ofSeconds(1)));
-            assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(5));
+            // Killed at its timeout, not run to its end: far less than the command's 30 s, however loaded the machine.
+            assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(20));
             assertThat(slow.timedOut()).isTrue();
             assertThat(sandbox.exec(ExecRequest.shell("ps -o args | grep -c '^sleep 30' || true")).stdout().trim())
                     .isEqualTo("0");
@@ -219,7 +221,8 @@ public class ManagerOnDockerTest {
 
             awaitNoContainer("ttl", Duration.ofSeconds(10));
             Duration reapedAfter = Duration.ofNanos(System.nanoTime() - idleSince);
-            assertThat(reapedAfter).isGreaterThanOrEqualTo(Duration.ofMillis(1900)).isLessThan(Duration.ofSeconds(4));
+            // Not before the TTL; how late depends on the machine (awaitNoContainer bounds it).
+            assertThat(reapedAfter).isGreaterThanOrEqualTo(Duration.ofMillis(1900));
             SessionInfo suspended = manager.session("ttl").orElseThrow();
             assertThat(suspended.state()).isEqualTo(SessionState.SUSPENDED);
             assertThat(suspended.sandboxId()).isNull();
@@ -319,11 +322,19 @@ public class ManagerOnDockerTest {
                 sandbox.exec("true");
                 long idleSince = System.nanoTime();
                 String before = sandbox.info().sandboxId();
+                if (at == 3_000) {
+                    // Clearly after the reap: once it happened, however late a loaded machine ran it.
+                    awaitNoContainer("race-reap", Duration.ofSeconds(30));
+                }
+                long[] latestStart = {0};
                 List<Future<String>> racing = new ArrayList<>();
                 for (int i = 0; i < 3; i++) {
                     long jitter = ThreadLocalRandom.current().nextLong(0, 20);
                     racing.add(threads.submit(() -> {
                         sleepUntil(idleSince, at + jitter);
+                        synchronized (latestStart) {
+                            latestStart[0] = Math.max(latestStart[0], System.nanoTime() - idleSince);
+                        }
                         return outcome(() -> sandbox.exec(ExecRequest.of("echo", "ran")), "ran\n");
                     }));
                 }
@@ -332,7 +343,8 @@ public class ManagerOnDockerTest {
                 }
                 boolean replaced = !before.equals(sandbox.info().sandboxId());
                 resumed += replaced ? 1 : 0;
-                if (at == 1_500) {
+                // Before the TTL only if the execs really started before it: a loaded machine may wake them late.
+                if (at == 1_500 && latestStart[0] < TimeUnit.MILLISECONDS.toNanos(1_800)) {
                     assertThat(replaced).as("execs before the TTL keep the container").isFalse();
                 } else if (at == 3_000) {
                     assertThat(replaced).as("execs after the reap resume in a fresh container").isTrue();
@@ -348,15 +360,18 @@ public class ManagerOnDockerTest {
         @DisplayName("execs that race destroy end with their result, KILLED, or 'not found'; never a runtime error")
         void execsRacingDestroy() throws Exception {
             List<String> outcomes = new ArrayList<>();
-            for (int round = 0; round < 5; round++) {
-                String session = "race-destroy-" + round;
+            int[] round = {0};
+            // Five rounds, and on until one exec was killed under way (the race happened), within a deadline.
+            Await.repeatUntil(Duration.ofSeconds(90), () -> round[0] >= 5 && outcomes.contains("KILLED"),
+                    () -> round[0] + " rounds: " + outcomes + " (wanted 5 rounds and one exec KILLED)", () -> {
+                String session = "race-destroy-" + round[0]++;
                 Sandbox sandbox = manager.acquire(session, SPEC);
                 sandbox.exec("true");
                 CyclicBarrier go = new CyclicBarrier(5);
                 List<Future<String>> racing = new ArrayList<>();
                 racing.add(threads.submit(() -> {
                     go.await(30, TimeUnit.SECONDS);
-                    return outcome(() -> sandbox.exec(ExecRequest.shell("sleep 2; echo slept")), "slept\n");
+                    return outcome(() -> sandbox.exec(ExecRequest.shell("sleep 60; echo slept")), "slept\n");
                 }));
                 for (int i = 0; i < 3; i++) {
                     long offset = ThreadLocalRandom.current().nextLong(0, 50);
@@ -373,14 +388,13 @@ public class ManagerOnDockerTest {
                     String o = racing.get(i).get(60, TimeUnit.SECONDS);
                     outcomes.add(o);
                     if (i == 0) {
-                        assertThat(o).as("the 2 s command, destroyed after at most 60 ms").isIn("KILLED", "NOT_FOUND");
+                        assertThat(o).as("the 60 s command, destroyed under way").isIn("KILLED", "NOT_FOUND");
                     }
                 }
-            }
+            });
             System.out.println("execs racing destroy: " + outcomes);
             assertThat(outcomes).as("outcomes").allMatch(o -> o.equals("EXITED") || o.equals("KILLED")
                     || o.equals("NOT_FOUND"));
-            assertThat(outcomes).contains("KILLED");
         }
 
         private final ExecutorService threads = Executors.newCachedThreadPool();
