@@ -5,7 +5,9 @@ import dev.sandboxkit.docker.internal.engine.EngineDiscovery;
 import dev.sandboxkit.spi.DriverContext;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SandboxDriverProvider;
+import dev.sandboxkit.spi.SettingKey;
 
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -52,12 +54,22 @@ public final class DockerDriverProvider implements SandboxDriverProvider {
     }
 
     /**
+     * The driver's settings.
+     *
+     * @return {@link DockerSettings#keys()}
+     */
+    @Override
+    public List<SettingKey> settingKeys() {
+        return DockerSettings.keys();
+    }
+
+    /**
      * Creates the driver. Finds the engine ({@code docker.host}, {@code DOCKER_HOST}, the Docker context, else the
      * first local socket that answers a ping); a configured engine is not contacted: the first call does.
      *
      * @param context the manager's settings
      * @return a new driver
-     * @throws SandboxConfigurationException if a setting is invalid, the engine is remote (workdirs are host
+     * @throws SandboxConfigurationException if a setting is invalid or unknown ({@link DockerSettings}), the engine is remote (workdirs are host
      *                                       directories), or plain TCP goes beyond loopback
      * @throws DockerTlsException            if the TLS files cannot be used
      * @throws dev.sandboxkit.SandboxUnavailableException if nothing is configured and no local socket answers
