@@ -44,8 +44,8 @@ public interface SandboxDriverProvider {
     }
 
     /**
-     * The settings this driver reads from {@link DriverContext#properties()}, for documentation and tools (the Spring
-     * Boot metadata, the MCP server's {@code --set} list).
+     * The settings this driver reads from {@link DriverContext#properties()}, for documentation and tools (the
+     * drivers' tables in docs/configuration.md are checked against them).
      *
      * @return the driver's keys with their types, defaults and descriptions; empty by default
      */

@@ -36,6 +36,7 @@ import dev.sandboxkit.docker.internal.engine.EngineExec;
 import dev.sandboxkit.docker.internal.engine.EngineTunnel;
 import dev.sandboxkit.docker.internal.engine.ExecGate;
 import dev.sandboxkit.docker.internal.files.HostWorkspaces;
+import dev.sandboxkit.docker.internal.settings.DockerSettingKeys;
 import dev.sandboxkit.docker.internal.workdir.HostDirWorkdirs;
 import dev.sandboxkit.docker.internal.workdir.VolumeWorkdirs;
 import dev.sandboxkit.docker.internal.workdir.Workdirs;
@@ -113,7 +114,7 @@ final class DockerSandboxDriver implements SandboxDriver {
 
     /** With the environment and home of {@code discovery} instead of this process's (tests). */
     DockerSandboxDriver(DriverContext context, EngineDiscovery discovery) {
-        DockerSettings settings = DockerSettings.from(context);
+        DockerSettings settings = DockerSettingKeys.read(context);
         this.host = discovery.resolve(settings, context);
         boolean useVolumes = settings.workdirs() == DockerSettings.Workdirs.VOLUME;
         if (!useVolumes) {

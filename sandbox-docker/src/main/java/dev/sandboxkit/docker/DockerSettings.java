@@ -2,30 +2,25 @@ package dev.sandboxkit.docker;
 
 import dev.sandboxkit.SandboxConfig;
 import dev.sandboxkit.SandboxConfigurationException;
-import dev.sandboxkit.docker.internal.engine.DockerHost;
 import dev.sandboxkit.docker.internal.files.HostWorkspaces;
+import dev.sandboxkit.docker.internal.settings.DockerSettingKeys;
 import dev.sandboxkit.spi.ConfigValues;
-import dev.sandboxkit.spi.DriverContext;
 import dev.sandboxkit.spi.SettingKey;
 
-import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.function.Function;
 
 /**
- * The Docker driver's settings, typed, with their defaults written here once. The driver reads them from its
- * {@code docker.*} keys ({@link #from(DriverContext)}, which every entry point feeds: {@code driverProperty(..)},
- * {@link SandboxConfig}, {@code -Dsandboxkit.docker.*}, the Spring Boot starter); {@link #keys()} lists the keys with
- * their types, defaults and descriptions. Values use {@link ConfigValues}' syntax ({@code 30s}, {@code 10m}).
+ * The Docker driver's settings, typed, with their defaults written here once (in {@link Builder}). The driver reads
+ * them from its {@code docker.*} keys, which every entry point feeds: {@code driverProperty(..)}, {@link SandboxConfig},
+ * {@code -Dsandboxkit.docker.*}, the Spring Boot starter. {@link #keys()} lists the keys with their types, defaults
+ * and descriptions. Values use {@link ConfigValues}' syntax ({@code 30s}, {@code 10m}). An unknown {@code docker.*}
+ * key, or a value of the wrong type, fails the manager's {@code build()} with a
+ * {@link SandboxConfigurationException} naming the key as it was set.
  *
  * <p>From code, build the settings and hand over their keys:
  * <pre>{@code
@@ -93,50 +88,22 @@ public final class DockerSettings {
     }
 
     /**
-     * The settings a driver is given: every {@code docker.*} key of {@link DriverContext#properties()}, falling back
-     * to the system property {@code -Dsandboxkit.<key>}. A blank value means the default.
-     *
-     * @param context the manager's settings
-     * @return the settings
-     * @throws SandboxConfigurationException naming the key (as the user set it, {@link DriverContext#settingName})
-     *                                       if a value is invalid or a {@code docker.*} key is unknown (suggesting
-     *                                       the nearest)
-     */
-    public static DockerSettings from(DriverContext context) {
-        context.requireKnownKeys(PREFIX, Keys.BY_NAME.keySet());
-        Builder b = builder();
-        for (Key k : Keys.ALL) {
-            context.property(k.doc.name()).map(String::trim).filter(v -> !v.isEmpty())
-                    .ifPresent(v -> k.parser.parse(b, context.settingName(k.doc.name()), v));
-        }
-        return b.build();
-    }
-
-    /**
      * Every key of the Docker driver, in order, with its type, default and description: what the docs' table and
      * the entry points' metadata are made from.
      *
      * @return the keys
      */
     public static List<SettingKey> keys() {
-        return Keys.DOCS;
+        return DockerSettingKeys.keys();
     }
 
     /**
-     * The settings that differ from the defaults, as keys and text that {@link #from(DriverContext)} reads back:
-     * hand them to {@code SandboxManager.Builder#driverProperty} or {@link SandboxConfig#set}.
+     * The settings that differ from the defaults, as keys and text that the driver reads back: hand them to {@code SandboxManager.Builder#driverProperty} or {@link SandboxConfig#set}.
      *
      * @return {@code docker.*} key to value, in the order of {@link #keys()}
      */
     public Map<String, String> toProperties() {
-        Map<String, String> out = new LinkedHashMap<>();
-        for (Key k : Keys.ALL) {
-            String mine = k.text.apply(this);
-            if (!mine.equals(k.doc.defaultValue())) {
-                out.put(k.doc.name(), mine);
-            }
-        }
-        return Collections.unmodifiableMap(out);
+        return DockerSettingKeys.properties(this);
     }
 
     /**
@@ -355,15 +322,11 @@ public final class DockerSettings {
          * @throws SandboxConfigurationException if it is not
          */
         public Builder defaultUser(String user) {
-            return defaultUser(user, DEFAULT_USER_KEY);
-        }
-
-        private Builder defaultUser(String user, String name) {
             String u = Objects.requireNonNull(user, "user").trim();
             try {
                 DockerSandboxDriver.requireEngineIds(HostWorkspaces.Ids.parse(u));
             } catch (IllegalArgumentException | SandboxConfigurationException e) {
-                throw new SandboxConfigurationException(name + ": " + e.getMessage(), e);
+                throw new SandboxConfigurationException(DEFAULT_USER_KEY + ": " + e.getMessage(), e);
             }
             this.defaultUser = u;
             return this;
@@ -377,12 +340,9 @@ public final class DockerSettings {
          * @throws SandboxConfigurationException if it is not positive
          */
         public Builder pullTimeout(Duration timeout) {
-            return pullTimeout(timeout, PULL_TIMEOUT_KEY);
-        }
-
-        private Builder pullTimeout(Duration timeout, String name) {
             if (timeout.isNegative() || timeout.isZero()) {
-                throw new SandboxConfigurationException(name + ": must be positive, got " + ConfigValues.format(timeout));
+                throw new SandboxConfigurationException(PULL_TIMEOUT_KEY + ": must be positive, got "
+                        + ConfigValues.format(timeout));
             }
             this.pullTimeout = timeout;
             return this;
@@ -421,12 +381,8 @@ public final class DockerSettings {
          * @throws SandboxConfigurationException if it is negative
          */
         public Builder channelIdleTimeout(Duration timeout) {
-            return channelIdleTimeout(timeout, CHANNEL_IDLE_TIMEOUT_KEY);
-        }
-
-        private Builder channelIdleTimeout(Duration timeout, String name) {
             if (timeout.isNegative()) {
-                throw new SandboxConfigurationException(name + ": must not be negative, got "
+                throw new SandboxConfigurationException(CHANNEL_IDLE_TIMEOUT_KEY + ": must not be negative, got "
                         + ConfigValues.format(timeout));
             }
             this.channelIdleTimeout = timeout;
@@ -440,88 +396,6 @@ public final class DockerSettings {
          */
         public DockerSettings build() {
             return new DockerSettings(this);
-        }
-    }
-
-    // ------------------------------------------------------------------ the key table
-
-    /** Applies one value, already trimmed and not blank; {@code name} is how the user set it, for messages. */
-    @FunctionalInterface
-    private interface Parser {
-        void parse(Builder b, String name, String value);
-    }
-
-    /** One key: its documentation, how its text is read into a builder, and a value's canonical text. */
-    private record Key(SettingKey doc, Parser parser, Function<DockerSettings, String> text) {
-    }
-
-    private static final class Keys {
-        static final List<Key> ALL;
-        static final List<SettingKey> DOCS;
-        static final Map<String, Key> BY_NAME;
-
-        static {
-            DockerSettings d = builder().build();
-            List<Key> k = new ArrayList<>();
-            k.add(key(d, DockerHost.PROPERTY, "string", "The engine address: unix:///path or tcp://host:port. Unset: "
-                    + "DOCKER_HOST, else the current Docker context, else the first of the rootless and rootful "
-                    + "Docker and Podman sockets that answers a ping. Plain TCP is accepted on loopback only.",
-                    (b, n, v) -> b.host(v), s -> orEmpty(s.host)));
-            k.add(key(d, PREFIX + "tlsVerify", "boolean", "true makes a tcp:// engine a TLS one, whose certificate "
-                    + "is always verified; false a plain one. Unset: DOCKER_TLS_VERIFY.",
-                    (b, n, v) -> b.tlsVerify(ConfigValues.bool(n, v)), s -> orEmpty(s.tlsVerify)));
-            k.add(key(d, PREFIX + "certPath", "path", "Directory with ca.pem, cert.pem and key.pem for a TLS engine. "
-                    + "Unset: DOCKER_CERT_PATH, else the Docker configuration directory (~/.docker).",
-                    (b, n, v) -> b.certPath(path(n, v)), s -> orEmpty(s.certPath)));
-            k.add(key(d, PREFIX + "tlsCaCert", "path", "The CA file the engine is verified with. Unset: ca.pem in "
-                    + "the certificate directory.", (b, n, v) -> b.tlsCaCert(path(n, v)), s -> orEmpty(s.tlsCaCert)));
-            k.add(key(d, PREFIX + "tlsCert", "path", "The client certificate file. Unset: cert.pem in the "
-                    + "certificate directory.", (b, n, v) -> b.tlsCert(path(n, v)), s -> orEmpty(s.tlsCert)));
-            k.add(key(d, PREFIX + "tlsKey", "path", "The client key file. Unset: key.pem in the certificate "
-                    + "directory.", (b, n, v) -> b.tlsKey(path(n, v)), s -> orEmpty(s.tlsKey)));
-            k.add(key(d, DEFAULT_USER_KEY, "string", "uid or uid:gid of sandboxes whose spec names no user when the JVM "
-                    + "runs as root (a non-root JVM runs them as itself).",
-                    (b, n, v) -> b.defaultUser(v, n), s -> s.defaultUser));
-            k.add(key(d, PULL_TIMEOUT_KEY, "duration", "How long an image pull may take.",
-                    (b, n, v) -> b.pullTimeout(ConfigValues.duration(n, v), n), s -> ConfigValues.format(s.pullTimeout)));
-            k.add(key(d, WORKDIRS_KEY, "host|volume", "Where new sessions' workdirs live: host, a host "
-                    + "directory per session bind-mounted at /workspace (a local engine only); volume, a named volume "
-                    + "per session (a remote engine is accepted).",
-                    (b, n, v) -> b.workdirs(ConfigValues.enumValue(n, Workdirs.class, v)),
-                    s -> s.workdirs.name().toLowerCase(Locale.ROOT)));
-            k.add(key(d, PREFIX + "channelSetsid", "boolean", "false runs command-channel commands without setsid: one "
-                    + "exec less per command, but kill 0 in a command also reaches background jobs that earlier "
-                    + "commands of its channel left.", (b, n, v) -> b.channelSetsid(ConfigValues.bool(n, v)),
-                    s -> Boolean.toString(s.channelSetsid)));
-            k.add(key(d, CHANNEL_IDLE_TIMEOUT_KEY, "duration", "A command channel idle for longer is closed (its socket "
-                    + "freed) and reopened by the sandbox's next exec; 0 for never.",
-                    (b, n, v) -> b.channelIdleTimeout(ConfigValues.duration(n, v), n),
-                    s -> ConfigValues.format(s.channelIdleTimeout)));
-            ALL = List.copyOf(k);
-            DOCS = ALL.stream().map(Key::doc).toList();
-            Map<String, Key> byName = new LinkedHashMap<>();
-            ALL.forEach(key -> byName.put(key.doc.name(), key));
-            BY_NAME = Collections.unmodifiableMap(byName);
-        }
-
-        private Keys() {
-        }
-
-        private static Key key(DockerSettings defaults, String name, String type, String description, Parser parser,
-                               Function<DockerSettings, String> text) {
-            return new Key(new SettingKey(name, type, text.apply(defaults), description), parser, text);
-        }
-
-        private static String orEmpty(Object value) {
-            return value == null ? "" : value.toString();
-        }
-
-        private static Path path(String name, String value) {
-            try {
-                return Path.of(value);
-            } catch (InvalidPathException e) {
-                throw ConfigValues.invalid(name, value, "a file path");
-            }
         }
     }
 }

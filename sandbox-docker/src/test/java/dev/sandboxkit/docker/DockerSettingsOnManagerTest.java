@@ -56,9 +56,9 @@ class DockerSettingsOnManagerTest {
     @Test
     @DisplayName("the same setting as -Dsandboxkit.docker.defaultUser, and a mistyped system property is refused")
     void systemPropertiesAreTheSameSettings() {
-        System.setProperty("sandboxkit.docker.defaultUser", "2347");
+        System.setProperty("sandboxkit.docker.defaultUser", "2347:2348");
         try (SandboxManager m = docker().build()) {
-            assertThat(idOf(m)).isEqualTo(expectedIds("2347 2347"));
+            assertThat(idOf(m)).isEqualTo(expectedIds("2347 2348"));
         } finally {
             System.clearProperty("sandboxkit.docker.defaultUser");
         }

@@ -3,6 +3,7 @@ package dev.sandboxkit.docker;
 import dev.sandboxkit.SandboxConfig;
 import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxManager;
+import dev.sandboxkit.docker.internal.settings.DockerSettingKeys;
 import dev.sandboxkit.spi.DriverContext;
 import dev.sandboxkit.spi.SettingKey;
 import org.junit.jupiter.api.Test;
@@ -55,11 +56,11 @@ class DockerSettingsTest {
             assertThat(k.description()).as(k.name()).isNotBlank();
             assertThat(k.type()).as(k.name()).isNotBlank();
             assertThat(k.defaultValue()).as(k.name()).isNotNull();
-            assertThat(DockerSettings.from(context(Map.of(k.name(), k.defaultValue())))).as(k.name())
+            assertThat(DockerSettingKeys.read(context(Map.of(k.name(), k.defaultValue())))).as(k.name())
                     .isEqualTo(defaults);
             all.put(k.name(), k.defaultValue());
         }
-        assertThat(DockerSettings.from(context(all))).isEqualTo(defaults);
+        assertThat(DockerSettingKeys.read(context(all))).isEqualTo(defaults);
         assertThat(defaults.toProperties()).isEmpty();
         assertThat(DockerSettings.keys()).filteredOn(k -> !k.defaultValue().isEmpty())
                 .extracting(SettingKey::name, SettingKey::defaultValue).containsExactly(
@@ -85,15 +86,15 @@ class DockerSettingsTest {
     @Test
     void everyKeyRoundTripsThroughText() {
         SAMPLES.forEach((key, text) -> {
-            DockerSettings read = DockerSettings.from(context(Map.of(key, text)));
+            DockerSettings read = DockerSettingKeys.read(context(Map.of(key, text)));
             assertThat(read).as(key).isNotEqualTo(DockerSettings.builder().build());
             assertThat(read.toProperties()).as(key).isEqualTo(Map.of(key, text));
-            assertThat(DockerSettings.from(context(read.toProperties()))).as(key).isEqualTo(read);
+            assertThat(DockerSettingKeys.read(context(read.toProperties()))).as(key).isEqualTo(read);
         });
-        DockerSettings all = DockerSettings.from(context(SAMPLES));
+        DockerSettings all = DockerSettingKeys.read(context(SAMPLES));
         assertThat(all.toProperties()).isEqualTo(SAMPLES);
         // Other spellings of the one syntax read to the same value and are written back canonically.
-        assertThat(DockerSettings.from(context(Map.of("docker.pullTimeout", "PT1H30M", "docker.workdirs", "VOLUME",
+        assertThat(DockerSettingKeys.read(context(Map.of("docker.pullTimeout", "PT1H30M", "docker.workdirs", "VOLUME",
                 "docker.channelIdleTimeout", "300", "docker.tlsVerify", "TRUE"))).toProperties())
                 .containsExactly(Map.entry("docker.tlsVerify", "true"), Map.entry("docker.pullTimeout", "90m"),
                         Map.entry("docker.workdirs", "volume"));
@@ -112,7 +113,7 @@ class DockerSettingsTest {
         SandboxConfig config = new SandboxConfig();
         typed.toProperties().forEach(config::set);
         DriverContext fromConfig = context(config.getDriverSettings());
-        assertThat(DockerSettings.from(fromConfig)).isEqualTo(typed).hasSameHashCodeAs(typed);
+        assertThat(DockerSettingKeys.read(fromConfig)).isEqualTo(typed).hasSameHashCodeAs(typed);
 
         SandboxManager.Builder builder = SandboxManager.builder();
         typed.toProperties().forEach(builder::driverProperty); // the class Javadoc's way; each key once
@@ -121,22 +122,22 @@ class DockerSettingsTest {
 
     @Test
     void anUnknownKeyIsNamedAsTheUserSetItWithTheNearest() {
-        assertThatThrownBy(() -> DockerSettings.from(context(Map.of("docker.hots", "unix:///x.sock"))))
+        assertThatThrownBy(() -> DockerSettingKeys.read(context(Map.of("docker.hots", "unix:///x.sock"))))
                 .isInstanceOf(SandboxConfigurationException.class)
                 .hasMessage("driverProperty(\"docker.hots\"): no such setting; did you mean driverProperty(\"docker.host\")?");
         // Case does not hide the key meant (environment variables lower-case them).
-        assertThatThrownBy(() -> DockerSettings.from(context(Map.of("docker.tlsverify", "true"))))
+        assertThatThrownBy(() -> DockerSettingKeys.read(context(Map.of("docker.tlsverify", "true"))))
                 .hasMessageContaining("did you mean driverProperty(\"docker.tlsVerify\")?");
         // Another entry point names the keys its own way: so does the suggestion.
         DriverContext boot = new DriverContext("t", Path.of("/tmp/ws"), Clock.systemUTC(),
                 Map.of("docker.workdir", "volume"), k -> "sandboxkit.driver-properties." + k);
-        assertThatThrownBy(() -> DockerSettings.from(boot)).hasMessage("sandboxkit.driver-properties.docker.workdir: "
+        assertThatThrownBy(() -> DockerSettingKeys.read(boot)).hasMessage("sandboxkit.driver-properties.docker.workdir: "
                 + "no such setting; did you mean sandboxkit.driver-properties.docker.workdirs?");
-        assertThatThrownBy(() -> DockerSettings.from(context(Map.of("docker.nothingLikeIt", "1"))))
+        assertThatThrownBy(() -> DockerSettingKeys.read(context(Map.of("docker.nothingLikeIt", "1"))))
                 .hasMessageStartingWith("driverProperty(\"docker.nothingLikeIt\"): no such setting; the settings are ")
                 .hasMessageContaining("docker.channelIdleTimeout");
         // Other drivers' keys are theirs to check.
-        assertThat(DockerSettings.from(context(Map.of("kubernetes.namespace", "x"))))
+        assertThat(DockerSettingKeys.read(context(Map.of("kubernetes.namespace", "x"))))
                 .isEqualTo(DockerSettings.builder().build());
     }
 
@@ -144,7 +145,7 @@ class DockerSettingsTest {
     void anUnknownSystemPropertyIsNamedAsOne() {
         System.setProperty("sandboxkit.docker.pullTimeot", "1m");
         try {
-            assertThatThrownBy(() -> DockerSettings.from(context(Map.of())))
+            assertThatThrownBy(() -> DockerSettingKeys.read(context(Map.of())))
                     .hasMessage("-Dsandboxkit.docker.pullTimeot: no such setting; did you mean "
                             + "-Dsandboxkit.docker.pullTimeout?");
         } finally {
@@ -156,10 +157,10 @@ class DockerSettingsTest {
     void invalidValuesNameTheKey() {
         Map<String, String> bad = Map.of("docker.pullTimeout", "soon", "docker.workdirs", "nfs",
                 "docker.tlsVerify", "1", "docker.defaultUser", "nobody", "docker.channelIdleTimeout", "-PT1S");
-        bad.forEach((key, value) -> assertThatThrownBy(() -> DockerSettings.from(context(Map.of(key, value))))
+        bad.forEach((key, value) -> assertThatThrownBy(() -> DockerSettingKeys.read(context(Map.of(key, value))))
                 .as(key).isInstanceOf(SandboxConfigurationException.class)
                 .hasMessageStartingWith("driverProperty(\"" + key + "\"): "));
-        assertThatThrownBy(() -> DockerSettings.from(context(Map.of("docker.pullTimeout", "0s"))))
+        assertThatThrownBy(() -> DockerSettingKeys.read(context(Map.of("docker.pullTimeout", "0s"))))
                 .hasMessage("driverProperty(\"docker.pullTimeout\"): must be positive, got 0s");
         assertThatThrownBy(() -> DockerSettings.builder().defaultUser("2147483648"))
                 .isInstanceOf(SandboxConfigurationException.class).hasMessageStartingWith("docker.defaultUser: ");

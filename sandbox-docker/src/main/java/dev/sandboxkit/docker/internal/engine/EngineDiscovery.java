@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxUnavailableException;
 import dev.sandboxkit.docker.DockerSettings;
+import dev.sandboxkit.docker.internal.settings.DockerSettingKeys;
 import dev.sandboxkit.spi.DriverContext;
 
 import java.io.IOException;
@@ -86,7 +87,7 @@ public final class EngineDiscovery {
     }
 
     /**
-     * The engine to use for the context's settings ({@link DockerSettings#from(DriverContext)}).
+     * The engine to use for the context's {@code docker.*} settings ({@link DockerSettingKeys#read}).
      *
      * @param context the manager's settings
      * @return the engine
@@ -94,7 +95,7 @@ public final class EngineDiscovery {
      * @throws SandboxUnavailableException   if nothing is configured and no candidate socket answers
      */
     public DockerHost resolve(DriverContext context) {
-        return resolve(DockerSettings.from(context), context);
+        return resolve(DockerSettingKeys.read(context), context);
     }
 
     /**
@@ -135,7 +136,7 @@ public final class EngineDiscovery {
     public Optional<String> unavailableReason(DriverContext context) {
         Optional<DockerHost> configured;
         try {
-            configured = configured(DockerSettings.from(context), context);
+            configured = configured(DockerSettingKeys.read(context), context);
         } catch (SandboxConfigurationException e) {
             return Optional.of(e.getMessage());
         }
