@@ -47,6 +47,8 @@ public final class DockerDriverProvider implements SandboxDriverProvider {
      *
      * @param context the manager's settings
      * @return empty if usable, otherwise why not
+     * @throws SandboxConfigurationException if a {@code docker.*} setting is unknown or invalid (so that a typo is
+     *                                       not passed over in favour of another driver)
      */
     @Override
     public Optional<String> unavailableReason(DriverContext context) {

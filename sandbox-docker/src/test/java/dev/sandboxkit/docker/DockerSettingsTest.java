@@ -136,6 +136,9 @@ class DockerSettingsTest {
         assertThatThrownBy(() -> DockerSettingKeys.read(context(Map.of("docker.nothingLikeIt", "1"))))
                 .hasMessageStartingWith("driverProperty(\"docker.nothingLikeIt\"): no such setting; the settings are ")
                 .hasMessageContaining("docker.channelIdleTimeout");
+        // Detection does not pass over a mistyped Docker setting to another driver: it fails too.
+        assertThatThrownBy(() -> new DockerDriverProvider().unavailableReason(context(Map.of("docker.hots", "x"))))
+                .isInstanceOf(SandboxConfigurationException.class).hasMessageContaining("did you mean");
         // Other drivers' keys are theirs to check.
         assertThat(DockerSettingKeys.read(context(Map.of("kubernetes.namespace", "x"))))
                 .isEqualTo(DockerSettings.builder().build());

@@ -132,11 +132,14 @@ public final class EngineDiscovery {
      *
      * @param context the manager's settings
      * @return empty if an engine may be there, otherwise why not
+     * @throws SandboxConfigurationException if a {@code docker.*} setting is unknown or invalid: a typo fails the
+     *                                       build rather than letting detection pass over to another driver
      */
     public Optional<String> unavailableReason(DriverContext context) {
+        DockerSettings settings = DockerSettingKeys.read(context);
         Optional<DockerHost> configured;
         try {
-            configured = configured(DockerSettingKeys.read(context), context);
+            configured = configured(settings, context);
         } catch (SandboxConfigurationException e) {
             return Optional.of(e.getMessage());
         }
