@@ -855,36 +855,8 @@ public final class SandboxConfig {
         }
 
         static String nearest(String k) {
-            String best = null;
-            int bestDistance = Integer.MAX_VALUE;
-            for (String name : BY_NAME.keySet()) {
-                int dist = distance(k, name);
-                if (dist < bestDistance) {
-                    bestDistance = dist;
-                    best = name;
-                }
-            }
-            return best != null && bestDistance <= Math.max(2, k.length() / 4) ? "; did you mean " + PREFIX + best + "?"
-                    : "; the settings are listed by SandboxConfig.keys() (docs/configuration.md)";
-        }
-
-        private static int distance(String a, String b) {
-            int[] prev = new int[b.length() + 1];
-            int[] cur = new int[b.length() + 1];
-            for (int j = 0; j <= b.length(); j++) {
-                prev[j] = j;
-            }
-            for (int i = 1; i <= a.length(); i++) {
-                cur[0] = i;
-                for (int j = 1; j <= b.length(); j++) {
-                    int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
-                    cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1), prev[j - 1] + cost);
-                }
-                int[] t = prev;
-                prev = cur;
-                cur = t;
-            }
-            return prev[b.length()];
+            return ConfigValues.nearest(k, BY_NAME.keySet()).map(best -> "; did you mean " + PREFIX + best + "?")
+                    .orElse("; the settings are listed by SandboxConfig.keys() (docs/configuration.md)");
         }
 
         private static Key key(SandboxConfig d, String name, String type, String description,
@@ -936,15 +908,11 @@ public final class SandboxConfig {
         }
 
         private static double number(String key, String text) {
-            try {
-                double v = Double.parseDouble(text.trim());
-                if (v < 0 || Double.isNaN(v) || Double.isInfinite(v)) {
-                    throw new NumberFormatException();
-                }
-                return v;
-            } catch (NumberFormatException e) {
+            double v = ConfigValues.number(PREFIX + key, text);
+            if (v < 0) {
                 throw ConfigValues.invalid(PREFIX + key, text, "a number of at least 0");
             }
+            return v;
         }
     }
 }

@@ -1,6 +1,7 @@
 package dev.sandboxkit.internal;
 
 import dev.sandboxkit.SandboxConfigurationException;
+import dev.sandboxkit.spi.ConfigValues;
 import dev.sandboxkit.spi.DriverContext;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SandboxDriverProvider;
@@ -13,7 +14,6 @@ import java.util.Comparator;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.ServiceConfigurationError;
@@ -103,17 +103,8 @@ public final class DriverResolver {
         }
         List<String> candidates = new ArrayList<>(providers.stream().map(SandboxDriverProvider::name).toList());
         KNOWN.keySet().stream().filter(k -> !candidates.contains(k)).forEach(candidates::add);
-        String nearest = null;
-        int best = Integer.MAX_VALUE;
-        for (String c : candidates) {
-            int d = distance(wanted.toLowerCase(Locale.ROOT), c.toLowerCase(Locale.ROOT));
-            if (d < best) {
-                best = d;
-                nearest = c;
-            }
-        }
-        if (nearest != null && best <= Math.max(2, nearest.length() / 3)) {
-            String suggested = nearest;
+        String suggested = ConfigValues.nearest(wanted, candidates).orElse(null);
+        if (suggested != null) {
             String module = KNOWN.get(suggested);
             boolean onClasspath = providers.stream().anyMatch(p -> p.name().equals(suggested));
             return "; did you mean " + suggested + "?" + (onClasspath || module == null ? ""
@@ -126,26 +117,6 @@ public final class DriverResolver {
     private static String names(List<SandboxDriverProvider> providers) {
         return providers.isEmpty() ? "none"
                 : String.join(", ", providers.stream().map(SandboxDriverProvider::name).sorted().toList());
-    }
-
-    /** Levenshtein distance: edits from one name to the other. */
-    private static int distance(String a, String b) {
-        int[] previous = new int[b.length() + 1];
-        int[] current = new int[b.length() + 1];
-        for (int j = 0; j <= b.length(); j++) {
-            previous[j] = j;
-        }
-        for (int i = 1; i <= a.length(); i++) {
-            current[0] = i;
-            for (int j = 1; j <= b.length(); j++) {
-                int substitution = previous[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
-                current[j] = Math.min(substitution, Math.min(previous[j], current[j - 1]) + 1);
-            }
-            int[] swap = previous;
-            previous = current;
-            current = swap;
-        }
-        return previous[b.length()];
     }
 
     private static List<SandboxDriverProvider> load(ClassLoader loader, List<String> broken) {

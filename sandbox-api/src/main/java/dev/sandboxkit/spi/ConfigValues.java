@@ -5,8 +5,10 @@ import dev.sandboxkit.SandboxConfigurationException;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -18,14 +20,15 @@ import java.util.regex.Pattern;
  * <ul>
  *   <li>Durations: {@code 30s}, {@code 10m}, {@code 1h30m}, {@code 500ms}, {@code 2d}, ISO-8601 ({@code PT30S}), or a
  *       plain number of seconds.</li>
- *   <li>Sizes: {@code 512MB}, {@code 512m}, {@code 16MiB}, {@code 1g}, {@code 64KB}, or a plain number of bytes; the
- *       units are powers of 1024, as Spring's {@code DataSize} has them.</li>
+ *   <li>Sizes: {@code 512MB}, {@code 512m}, {@code 16MiB}, {@code 1Gi}, {@code 1g}, {@code 64KB}, or a plain number of
+ *       bytes; the units are powers of 1024, as Spring's {@code DataSize} has them ({@code Gi} as Kubernetes writes
+ *       it).</li>
  *   <li>Booleans: {@code true} or {@code false}, any case. Lists: comma-separated, blanks dropped.</li>
  * </ul>
  */
 public final class ConfigValues {
     private static final Pattern DURATION_PART = Pattern.compile("(\\d+)(ms|s|m|h|d)");
-    private static final Pattern SIZE = Pattern.compile("(\\d+)\\s*(?:([kmgt])(?:i?b)?|b)?");
+    private static final Pattern SIZE = Pattern.compile("(\\d+)\\s*(?:([kmgt])(?:i?b|i)?|b)?");
 
     private ConfigValues() {
     }
@@ -81,7 +84,7 @@ public final class ConfigValues {
     public static long size(String key, String text) {
         Matcher m = SIZE.matcher(text.trim().toLowerCase(Locale.ROOT));
         if (!m.matches()) {
-            throw invalid(key, text, "a size (512MB, 16MiB, 1g or a number of bytes)");
+            throw invalid(key, text, "a size (512MB, 16MiB, 1Gi, 1g or a number of bytes)");
         }
         long n = parseLong(key, m.group(1));
         int shift = m.group(2) == null ? 0 : switch (m.group(2)) {
@@ -125,6 +128,26 @@ public final class ConfigValues {
      */
     public static long integer(String key, String text) {
         return parseLong(key, text.trim());
+    }
+
+    /**
+     * Parses a finite number.
+     *
+     * @param key  the setting, for the message
+     * @param text the value, for example {@code 0.5}
+     * @return the number
+     * @throws SandboxConfigurationException if it is not one
+     */
+    public static double number(String key, String text) {
+        try {
+            double v = Double.parseDouble(text.trim());
+            if (Double.isFinite(v)) {
+                return v;
+            }
+        } catch (NumberFormatException e) {
+            // the message below
+        }
+        throw invalid(key, text, "a number");
     }
 
     /**
@@ -217,6 +240,48 @@ public final class ConfigValues {
      */
     public static SandboxConfigurationException invalid(String key, String text, String expected) {
         return new SandboxConfigurationException(key + ": expected " + expected + ", got '" + text + "'");
+    }
+
+    /**
+     * The candidate a mistyped name most likely meant, for a "did you mean" hint: the nearest by edits (case
+     * ignored), if it is at most {@code max(2, wanted.length() / 4)} edits away.
+     *
+     * @param wanted     the name given
+     * @param candidates the names that exist
+     * @return the nearest candidate, if one is near enough
+     */
+    public static Optional<String> nearest(String wanted, Collection<String> candidates) {
+        String w = wanted.toLowerCase(Locale.ROOT);
+        String best = null;
+        int bestDistance = Integer.MAX_VALUE;
+        for (String c : candidates) {
+            int d = distance(w, c.toLowerCase(Locale.ROOT));
+            if (d < bestDistance) {
+                bestDistance = d;
+                best = c;
+            }
+        }
+        return bestDistance <= Math.max(2, wanted.length() / 4) ? Optional.ofNullable(best) : Optional.empty();
+    }
+
+    /** Levenshtein distance: edits from one name to the other. */
+    private static int distance(String a, String b) {
+        int[] prev = new int[b.length() + 1];
+        int[] cur = new int[b.length() + 1];
+        for (int j = 0; j <= b.length(); j++) {
+            prev[j] = j;
+        }
+        for (int i = 1; i <= a.length(); i++) {
+            cur[0] = i;
+            for (int j = 1; j <= b.length(); j++) {
+                int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
+                cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1), prev[j - 1] + cost);
+            }
+            int[] t = prev;
+            prev = cur;
+            cur = t;
+        }
+        return prev[b.length()];
     }
 
     private static long parseLong(String key, String text) {

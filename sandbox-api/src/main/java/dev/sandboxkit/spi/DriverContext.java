@@ -1,10 +1,15 @@
 package dev.sandboxkit.spi;
 
+import dev.sandboxkit.SandboxConfigurationException;
+
 import java.nio.file.Path;
 import java.time.Clock;
+import java.util.Collection;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Function;
 
 /**
@@ -72,5 +77,36 @@ public record DriverContext(String instanceId, Path workspaceRoot, Clock clock, 
             return "-Dsandboxkit." + key;
         }
         return settingNames.apply(key);
+    }
+
+    /**
+     * Fails on a setting of this driver that it does not know, so that a typo is not silently ignored: a key of
+     * {@link #properties()} or a system property {@code sandboxkit.<key>} that starts with {@code prefix} and is not
+     * in {@code known}.
+     *
+     * @param prefix the driver's prefix, for example {@code docker.}
+     * @param known  the driver's keys, for example {@code docker.host}
+     * @throws SandboxConfigurationException naming the first unknown key as the user set it
+     *                                       ({@link #settingName(String)}), with the nearest known one
+     */
+    public void requireKnownKeys(String prefix, Collection<String> known) {
+        Set<String> given = new TreeSet<>();
+        properties.keySet().stream().filter(k -> k.startsWith(prefix)).forEach(given::add);
+        String system = "sandboxkit." + prefix;
+        System.getProperties().stringPropertyNames().stream().filter(k -> k.startsWith(system))
+                .forEach(k -> given.add(k.substring("sandboxkit.".length())));
+        for (String key : given) {
+            if (known.contains(key)) {
+                continue;
+            }
+            String name = settingName(key);
+            int at = name.lastIndexOf(key);
+            // The suggestion is spelled as the user set the typo: driverProperty("docker.host"), -Dsandboxkit...
+            String hint = ConfigValues.nearest(key, known)
+                    .map(k -> "; did you mean " + (at < 0 ? k
+                            : name.substring(0, at) + k + name.substring(at + key.length())) + "?")
+                    .orElse("; the settings are " + String.join(", ", new TreeSet<>(known)));
+            throw new SandboxConfigurationException(name + ": no such setting" + hint);
+        }
     }
 }

@@ -3,6 +3,7 @@ package dev.sandboxkit.spi;
 import dev.sandboxkit.internal.DriverResolver;
 import org.jspecify.annotations.Nullable;
 
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -40,6 +41,16 @@ public interface SandboxDriverProvider {
      */
     default Optional<String> unavailableReason(DriverContext context) {
         return Optional.empty();
+    }
+
+    /**
+     * The settings this driver reads from {@link DriverContext#properties()}, for documentation and tools (the
+     * drivers' tables in docs/configuration.md are checked against them).
+     *
+     * @return the driver's keys with their types, defaults and descriptions; empty by default
+     */
+    default List<SettingKey> settingKeys() {
+        return List.of();
     }
 
     /**

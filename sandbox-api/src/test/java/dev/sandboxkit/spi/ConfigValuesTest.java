@@ -4,11 +4,15 @@ import dev.sandboxkit.SandboxConfigurationException;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** The one value syntax: what the MCP server's own parser accepted before it gave way to this one. */
+/**
+ * The one value syntax: what the MCP server's own parser accepted before it gave way to this one, and what the
+ * drivers' settings need beyond the core's (Kubernetes sizes, numbers, the nearest key for a hint).
+ */
 class ConfigValuesTest {
 
     @Test
@@ -40,5 +44,34 @@ class ConfigValuesTest {
             assertThatThrownBy(() -> ConfigValues.size("sandboxkit.k", bad)).as(bad)
                     .isInstanceOf(SandboxConfigurationException.class).hasMessageStartingWith("sandboxkit.k: expected");
         }
+    }
+
+    @Test
+    void sizesTakeKubernetesBinarySuffixes() {
+        assertThat(ConfigValues.size("k", "1Gi")).isEqualTo(1L << 30);
+        assertThat(ConfigValues.size("k", "512Mi")).isEqualTo(512L << 20);
+        assertThat(ConfigValues.size("k", "64ki")).isEqualTo(64L << 10);
+        assertThat(ConfigValues.size("k", "1GiB")).isEqualTo(1L << 30);
+        assertThatThrownBy(() -> ConfigValues.size("kubernetes.workspaceSize", "1.5Gi"))
+                .isInstanceOf(SandboxConfigurationException.class)
+                .hasMessageStartingWith("kubernetes.workspaceSize: expected a size");
+    }
+
+    @Test
+    void numbersAreFinite() {
+        assertThat(ConfigValues.number("k", " 0.5 ")).isEqualTo(0.5);
+        for (String bad : List.of("half", "NaN", "Infinity", "")) {
+            assertThatThrownBy(() -> ConfigValues.number("kubernetes.resourceRequestRatio", bad)).as(bad)
+                    .hasMessage("kubernetes.resourceRequestRatio: expected a number, got '" + bad + "'");
+        }
+    }
+
+    @Test
+    void theNearestNameIgnoresCaseAndNeedsToBeNear() {
+        List<String> names = List.of("docker.host", "docker.tlsVerify", "docker.pullTimeout");
+        assertThat(ConfigValues.nearest("docker.hots", names)).hasValue("docker.host");
+        assertThat(ConfigValues.nearest("docker.tlsverify", names)).hasValue("docker.tlsVerify");
+        assertThat(ConfigValues.nearest("docker.somethingElse", names)).isEmpty();
+        assertThat(ConfigValues.nearest("x", List.of())).isEmpty();
     }
 }

@@ -5,7 +5,9 @@ import dev.sandboxkit.docker.internal.engine.EngineDiscovery;
 import dev.sandboxkit.spi.DriverContext;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SandboxDriverProvider;
+import dev.sandboxkit.spi.SettingKey;
 
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -45,10 +47,22 @@ public final class DockerDriverProvider implements SandboxDriverProvider {
      *
      * @param context the manager's settings
      * @return empty if usable, otherwise why not
+     * @throws SandboxConfigurationException if a {@code docker.*} setting is unknown or invalid (so that a typo is
+     *                                       not passed over in favour of another driver)
      */
     @Override
     public Optional<String> unavailableReason(DriverContext context) {
         return EngineDiscovery.system().unavailableReason(context);
+    }
+
+    /**
+     * The driver's settings.
+     *
+     * @return {@link DockerSettings#keys()}
+     */
+    @Override
+    public List<SettingKey> settingKeys() {
+        return DockerSettings.keys();
     }
 
     /**
@@ -57,7 +71,7 @@ public final class DockerDriverProvider implements SandboxDriverProvider {
      *
      * @param context the manager's settings
      * @return a new driver
-     * @throws SandboxConfigurationException if a setting is invalid, the engine is remote (workdirs are host
+     * @throws SandboxConfigurationException if a setting is invalid or unknown ({@link DockerSettings}), the engine is remote (workdirs are host
      *                                       directories), or plain TCP goes beyond loopback
      * @throws DockerTlsException            if the TLS files cannot be used
      * @throws dev.sandboxkit.SandboxUnavailableException if nothing is configured and no local socket answers

@@ -36,6 +36,7 @@ import dev.sandboxkit.docker.internal.engine.EngineExec;
 import dev.sandboxkit.docker.internal.engine.EngineTunnel;
 import dev.sandboxkit.docker.internal.engine.ExecGate;
 import dev.sandboxkit.docker.internal.files.HostWorkspaces;
+import dev.sandboxkit.docker.internal.settings.DockerSettingKeys;
 import dev.sandboxkit.docker.internal.workdir.HostDirWorkdirs;
 import dev.sandboxkit.docker.internal.workdir.VolumeWorkdirs;
 import dev.sandboxkit.docker.internal.workdir.Workdirs;
@@ -58,7 +59,6 @@ import java.nio.file.Path;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashMap;
@@ -81,14 +81,8 @@ import javax.net.ssl.SSLContext;
  * {@code internal.files}) are wired together. Thread-safe.
  */
 final class DockerSandboxDriver implements SandboxDriver {
-    static final String DEFAULT_USER_PROPERTY = "docker.defaultUser";
-    static final String DEFAULT_USER = "10001:10001";
     /** The highest uid or gid the engine runs a container as (runc refuses 2^31 and above). */
     static final long MAX_ENGINE_ID = Integer.MAX_VALUE;
-    static final String PULL_TIMEOUT_PROPERTY = "docker.pullTimeout";
-    /** {@code host} (default): workdirs are host directories; {@code volume}: one named volume per session. */
-    static final String WORKDIRS_PROPERTY = "docker.workdirs";
-    private static final Duration DEFAULT_PULL_TIMEOUT = Duration.ofMinutes(10);
     /**
      * Under init, sleep failing to exec shows only after start returns. Measured here: an inspect 10 ms after
      * start saw the exit every time on an idle machine (used for remote engines); a local engine is watched
@@ -120,25 +114,14 @@ final class DockerSandboxDriver implements SandboxDriver {
 
     /** With the environment and home of {@code discovery} instead of this process's (tests). */
     DockerSandboxDriver(DriverContext context, EngineDiscovery discovery) {
-        this.host = discovery.resolve(context);
-        boolean useVolumes = volumeWorkdirs(context);
+        DockerSettings settings = DockerSettingKeys.read(context);
+        this.host = discovery.resolve(settings, context);
+        boolean useVolumes = settings.workdirs() == DockerSettings.Workdirs.VOLUME;
         if (!useVolumes) {
-            requireLocalEngine(host, context.workspaceRoot());
+            requireLocalEngine(host, context.workspaceRoot(), context.settingName(DockerSettings.WORKDIRS_KEY));
         }
-        String defaultUser = context.property(DEFAULT_USER_PROPERTY).orElse(DEFAULT_USER).trim();
-        try {
-            requireEngineIds(HostWorkspaces.Ids.parse(defaultUser));
-        } catch (IllegalArgumentException | SandboxConfigurationException e) {
-            throw new SandboxConfigurationException("sandboxkit." + DEFAULT_USER_PROPERTY + ": " + e.getMessage(), e);
-        }
-        this.pullTimeout = context.property(PULL_TIMEOUT_PROPERTY).map(v -> parseDuration(PULL_TIMEOUT_PROPERTY, v))
-                .orElse(DEFAULT_PULL_TIMEOUT);
-        Duration channelIdle = context.property(ExecChannels.IDLE_TIMEOUT_PROPERTY)
-                .map(v -> parseDuration(ExecChannels.IDLE_TIMEOUT_PROPERTY, v)).orElse(ExecChannels.DEFAULT_IDLE_TIMEOUT);
-        if (channelIdle.isNegative()) {
-            throw new SandboxConfigurationException("sandboxkit." + ExecChannels.IDLE_TIMEOUT_PROPERTY
-                    + " must not be negative, got: " + channelIdle);
-        }
+        String defaultUser = settings.defaultUser();
+        this.pullTimeout = settings.pullTimeout();
         this.hostDirs = new HostDirWorkdirs(context.workspaceRoot(), defaultUser);
         DefaultDockerClientConfig config = DefaultDockerClientConfig.createDefaultConfigBuilder()
                 .withDockerHost(host.dockerJavaHost())
@@ -163,33 +146,22 @@ final class DockerSandboxDriver implements SandboxDriver {
         this.execs = new EngineExec(engine);
         this.tunnels = new EngineTunnel.Registry(engine, execs);
         // setsid gives each channel command a session of its own, as an engine exec has (one more exec each).
-        this.channels = new ExecChannels(engine, execs, context.property(ExecChannels.SETSID_PROPERTY)
-                .map(v -> !v.trim().equalsIgnoreCase("false")).orElse(true), channelIdle, context.clock());
-    }
-
-    /** {@value #WORKDIRS_PROPERTY}: {@code host} (default) or {@code volume}. */
-    static boolean volumeWorkdirs(DriverContext context) {
-        String v = context.property(WORKDIRS_PROPERTY).orElse("host").trim().toLowerCase(Locale.ROOT);
-        return switch (v) {
-            case "host", "" -> false;
-            case "volume", "volumes" -> true;
-            default -> throw new SandboxConfigurationException("sandboxkit." + WORKDIRS_PROPERTY
-                    + " must be 'host' or 'volume', got: " + v);
-        };
+        this.channels = new ExecChannels(engine, execs, settings.channelSetsid(), settings.channelIdleTimeout(),
+                context.clock());
     }
 
     /**
      * A host-directory workdir is bind-mounted into the container, which only an engine on this machine can
      * mount: refuse a remote engine now rather than create containers on a directory the engine does not have.
-     * With {@value #WORKDIRS_PROPERTY}={@code volume} there is no host directory and any engine will do.
+     * With {@code docker.workdirs=volume} there is no host directory and any engine will do.
      */
-    static void requireLocalEngine(DockerHost host, Path workspaceRoot) {
+    static void requireLocalEngine(DockerHost host, Path workspaceRoot, String workdirsSetting) {
         if (!host.local()) {
             throw new SandboxConfigurationException("the Docker engine at " + host + " (" + host.source() + ") is "
                     + "remote, but sandbox workdirs are host directories under " + workspaceRoot + ", which exist only "
                     + "on this machine: a remote engine needs a named volume per session, which this driver does not "
                     + "support in host-directory mode. Use an engine on this machine (unix socket, loopback or one of this "
-                    + "host's addresses), or set sandboxkit." + WORKDIRS_PROPERTY + "=volume");
+                    + "host's addresses), or set " + workdirsSetting + "=volume");
         }
     }
 
@@ -838,7 +810,7 @@ final class DockerSandboxDriver implements SandboxDriver {
     }
 
     /** Fails before anything is created for ids Linux accepts but the engine would refuse at start. */
-    private static void requireEngineIds(HostWorkspaces.Ids ids) {
+    static void requireEngineIds(HostWorkspaces.Ids ids) {
         if (ids.uid() > MAX_ENGINE_ID || ids.gid() > MAX_ENGINE_ID) {
             throw new SandboxConfigurationException("the sandbox user " + ids + " cannot run on Docker: the engine "
                     + "(runc) accepts uids and gids 0.." + MAX_ENGINE_ID + " only");
@@ -923,15 +895,5 @@ final class DockerSandboxDriver implements SandboxDriver {
             }
         }
         return trimmed;
-    }
-
-    private static Duration parseDuration(String key, String value) {
-        String v = value.trim();
-        try {
-            return v.matches("\\d+") ? Duration.ofSeconds(Long.parseLong(v)) : Duration.parse(v);
-        } catch (DateTimeParseException e) {
-            throw new SandboxConfigurationException("sandboxkit." + key
-                    + " must be seconds or an ISO-8601 duration (PT10M), got: " + value, e);
-        }
     }
 }

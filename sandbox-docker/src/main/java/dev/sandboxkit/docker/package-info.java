@@ -3,29 +3,18 @@
  * plain on loopback).
  *
  * <p>Put {@code dev.sandboxkit:sandbox-docker} on the classpath and {@link dev.sandboxkit.SandboxManager}
- * finds it through {@link dev.sandboxkit.docker.DockerDriverProvider} (name {@code docker}). Settings, given
- * with {@code SandboxManager.builder().driverProperty(..)} or as {@code -Dsandboxkit.<key>}:
- * <ul>
- *   <li>{@code docker.host}: engine address, {@code unix:///path} or {@code tcp://host:port}; default
- *       {@code DOCKER_HOST}, else the current Docker context, else the first of the rootless and rootful Docker and
- *       Podman sockets that answers a ping. {@code docker.tlsVerify}, {@code docker.certPath} (or
- *       {@code DOCKER_TLS_VERIFY}, {@code DOCKER_CERT_PATH}) and {@code docker.tlsCaCert}, {@code docker.tlsCert},
- *       {@code docker.tlsKey} make it a TLS engine, whose certificate is always verified; a certificate problem is a
- *       {@link dev.sandboxkit.docker.DockerTlsException}. Plain TCP is accepted on loopback only, and an engine on
- *       another machine is refused unless {@code docker.workdirs=volume} (host-directory workdirs).</li>
- *   <li>{@code docker.defaultUser}: {@code uid[:gid]} for sandboxes when the spec names no user and the JVM
- *       runs as root; default {@code 10001:10001}. A non-root JVM runs sandboxes as itself.</li>
- *   <li>{@code docker.pullTimeout}: how long a pull may take, seconds or ISO-8601; default 10 minutes.</li>
- *   <li>{@code docker.workdirs}: {@code host} (default), a host directory per session bind-mounted at
- *       {@code /workspace}; or {@code volume}, one named volume per session (no host path, so a remote engine is
- *       accepted), with the files API, archives, snapshots and templates through the engine's archive API.</li>
- *   <li>{@code docker.channelSetsid}: {@code false} runs command-channel commands without {@code setsid}: one
- *       exec less per command (1 to 2 ms here), but commands of a channel share its process group, so a
- *       {@code kill 0} also reaches background jobs earlier commands left; default {@code true}.</li>
- *   <li>{@code docker.channelIdleTimeout}: a command channel idle for longer is closed (its socket and
- *       selector descriptors freed) and reopened by the sandbox's next exec; seconds or ISO-8601, {@code 0}
- *       for never; default 5 minutes. Checked after execs and on the manager's orphan sweep.</li>
- * </ul>
+ * finds it through {@link dev.sandboxkit.docker.DockerDriverProvider} (name {@code docker}). Its settings are
+ * {@link dev.sandboxkit.docker.DockerSettings}: {@code docker.*} keys given with
+ * {@code SandboxManager.builder().driverProperty(..)}, a {@link dev.sandboxkit.SandboxConfig} or as
+ * {@code -Dsandboxkit.<key>}, or typed with {@code DockerSettings.builder()} (its {@code toProperties()} are those
+ * keys). {@link dev.sandboxkit.docker.DockerSettings#keys()} lists them, with defaults and meanings: the engine
+ * ({@code docker.host}, else {@code DOCKER_HOST}, the current Docker context, the first local socket that answers;
+ * TLS with {@code docker.tlsVerify}, {@code docker.certPath}, {@code docker.tlsCaCert}, {@code docker.tlsCert},
+ * {@code docker.tlsKey}, the engine's certificate always verified, a certificate problem a
+ * {@link dev.sandboxkit.docker.DockerTlsException}; plain TCP on loopback only), {@code docker.defaultUser},
+ * {@code docker.pullTimeout}, {@code docker.workdirs} ({@code host} or {@code volume}, which a remote engine needs),
+ * {@code docker.channelSetsid} and {@code docker.channelIdleTimeout}. An unknown {@code docker.*} key is a
+ * configuration error that names it.
  *
  * <p>Each workdir is a host directory {@code <workspaceRoot>/<sessionId>} (mode 0700, owned by the sandbox
  * user) bind-mounted at {@code /workspace}. Execs run on the sandbox's command channel (see
@@ -38,9 +27,9 @@
  * {@code docker.host} at its socket. The driver detects it and handles where its answers differ (exec inspect,
  * start failures, container inspect, the runtime it ignores); see docs/docker.md, "Podman".
  *
- * <p>Only this package is API: {@link dev.sandboxkit.docker.DockerDriverProvider} and
- * {@link dev.sandboxkit.docker.DockerTlsException}. The driver
- * ({@code DockerSandboxDriver}: lifecycle through docker-java) wires three internal parts, none of them API:
+ * <p>Only this package is API: {@link dev.sandboxkit.docker.DockerDriverProvider},
+ * {@link dev.sandboxkit.docker.DockerSettings} and {@link dev.sandboxkit.docker.DockerTlsException}. The driver
+ * ({@code DockerSandboxDriver}: lifecycle through docker-java) wires its internal parts, none of them API:
  * <ul>
  *   <li>{@code dev.sandboxkit.docker.internal.engine}: the raw Engine API client over the socket (HTTP/1.1,
  *       the multiplexed exec stream) and plain engine execs on it;</li>
@@ -50,9 +39,13 @@
  *       (descriptor-relative syscalls through JNA, the tar codec), and the files API of a volume over a
  *       {@code VolumeAccess} it is handed;</li>
  *   <li>{@code dev.sandboxkit.docker.internal.workdir}: the two workdir backends (host directories, named volumes
- *       with their helper containers) the driver dispatches to by location.</li>
+ *       with their helper containers) the driver dispatches to by location;</li>
+ *   <li>{@code dev.sandboxkit.docker.internal.settings}: the {@code docker.*} key table that reads the keys into
+ *       {@code DockerSettings} and lists them.</li>
  * </ul>
- * Dependencies point one way: the driver uses all four, {@code channel} uses {@code engine}, {@code workdir} uses
- * {@code engine} and {@code files}, {@code files} uses none of them; {@code engine} throws this package's {@code DockerTlsException}, its only use of it.
+ * Dependencies point one way: the driver uses all five, {@code channel} uses {@code engine}, {@code workdir} uses
+ * {@code engine} and {@code files}, {@code engine} uses {@code settings}, {@code files} and {@code settings} use
+ * none of them; {@code engine} throws this package's {@code DockerTlsException} and reads its
+ * {@code DockerSettings}, its only uses of it.
  */
 package dev.sandboxkit.docker;

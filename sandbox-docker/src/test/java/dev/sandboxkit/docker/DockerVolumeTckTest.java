@@ -27,7 +27,7 @@ class DockerVolumeTckTest extends SandboxDriverTck {
     @Override
     protected SandboxDriver createDriver(DriverContext context) {
         Map<String, String> properties = new HashMap<>(context.properties());
-        properties.put(DockerSandboxDriver.WORKDIRS_PROPERTY, "volume");
+        properties.put(DockerSettings.WORKDIRS_KEY, "volume");
         return new DockerDriverProvider().create(new DriverContext(context.instanceId(), context.workspaceRoot(),
                 context.clock(), properties));
     }

@@ -229,7 +229,7 @@ class VolumeWorkdirsOnDockerTest {
     private DockerSandboxDriver driver(String name, boolean volumes) {
         Map<String, String> p = new HashMap<>();
         if (volumes) {
-            p.put(DockerSandboxDriver.WORKDIRS_PROPERTY, "volume");
+            p.put(DockerSettings.WORKDIRS_KEY, "volume");
         }
         return new DockerSandboxDriver(new DriverContext("vtest-" + UUID.randomUUID().toString().substring(0, 8),
                 tmp.resolve("root-" + name), Clock.systemUTC(), p));
@@ -394,10 +394,10 @@ class VolumeWorkdirsOnDockerTest {
         // TEST-NET-1: never this host, never contacted (creating the driver does not connect).
         Map<String, String> remote = new HashMap<>(Map.of("docker.host", "tcp://192.0.2.10:2376", "docker.tlsVerify",
                 "true", "docker.certPath", certs.toString()));
-        remote.put(DockerSandboxDriver.WORKDIRS_PROPERTY, "volume");
+        remote.put(DockerSettings.WORKDIRS_KEY, "volume");
         new DockerDriverProvider().create(new DriverContext("remote", tmp.resolve("ws"), Clock.systemUTC(), remote))
                 .close();
-        remote.put(DockerSandboxDriver.WORKDIRS_PROPERTY, "nfs");
+        remote.put(DockerSettings.WORKDIRS_KEY, "nfs");
         assertThatThrownBy(() -> new DockerDriverProvider().create(new DriverContext("remote", tmp.resolve("ws"),
                 Clock.systemUTC(), remote))).isInstanceOf(SandboxConfigurationException.class)
                 .hasMessageContaining("docker.workdirs");

@@ -82,6 +82,7 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
     static final long DEFAULT_ID = 10001;
     static final Duration DEFAULT_READINESS_TIMEOUT = Duration.ofSeconds(120);
     static final Duration DEFAULT_TERMINATION_GRACE = Duration.ofSeconds(1);
+    static final double DEFAULT_REQUEST_RATIO = 1.0;
     /** How long {@link #remove} waits, beyond the grace period, for the kubelet to confirm the kill. */
     static final Duration REMOVE_WAIT = Duration.ofSeconds(30);
     private static final Logger log = LoggerFactory.getLogger(KubernetesSandboxDriver.class);
@@ -439,8 +440,8 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
     }
 
     /**
-     * Configures a {@link KubernetesSandboxDriver}. Each option can be set once; {@link #build()} validates
-     * them all. Not thread-safe.
+     * Configures a {@link KubernetesSandboxDriver}. Each option can be set once and is checked when it is set;
+     * {@link #build()} checks how they combine. Not thread-safe.
      */
     public static final class Builder {
         private final Set<String> assigned = new HashSet<>();
@@ -457,7 +458,7 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
         private Duration readinessTimeout = DEFAULT_READINESS_TIMEOUT;
         private Boolean networkPolicy;
         private Duration terminationGracePeriod = DEFAULT_TERMINATION_GRACE;
-        private double requestRatio = 1.0;
+        private double requestRatio = DEFAULT_REQUEST_RATIO;
         private String runtimeClassName;
         private List<String> imagePullSecrets = List.of();
         private String owner;
@@ -517,14 +518,14 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
         /**
          * The namespace of all pods, claims and policies. Default: the client's namespace, else {@code default}.
          *
-         * @param name namespace
+         * @param name namespace, a DNS-1123 label
          * @return this builder
-
+         * @throws IllegalArgumentException if it is not a DNS-1123 label
          * @throws IllegalStateException if this option was set already
          */
         public Builder namespace(String name) {
             once("namespace");
-            this.namespace = Objects.requireNonNull(name, "namespace");
+            this.namespace = requireNamespace(Objects.requireNonNull(name, "namespace"));
             return this;
         }
 
@@ -533,12 +534,15 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
          *
          * @param name storage class name
          * @return this builder
-
+         * @throws IllegalArgumentException if it is blank
          * @throws IllegalStateException if this option was set already
          */
         public Builder storageClass(String name) {
             once("storageClass");
-            this.storageClass = Objects.requireNonNull(name, "storageClass");
+            if (Objects.requireNonNull(name, "storageClass").isBlank()) {
+                throw new IllegalArgumentException("storageClass must not be blank");
+            }
+            this.storageClass = name;
             return this;
         }
 
@@ -548,12 +552,22 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
          *
          * @param quantity size
          * @return this builder
-
+         * @throws IllegalArgumentException if it is not a positive Kubernetes quantity
          * @throws IllegalStateException if this option was set already
          */
         public Builder workspaceSize(String quantity) {
             once("workspaceSize");
-            this.workspaceSize = Objects.requireNonNull(quantity, "workspaceSize");
+            Objects.requireNonNull(quantity, "workspaceSize");
+            Quantity size;
+            try {
+                size = Quantity.parse(quantity);
+            } catch (RuntimeException e) {
+                throw new IllegalArgumentException("workspaceSize is not a Kubernetes quantity: " + quantity, e);
+            }
+            if (size.getNumericalAmount().compareTo(BigDecimal.ZERO) <= 0) {
+                throw new IllegalArgumentException("workspaceSize must be positive: " + quantity);
+            }
+            this.workspaceSize = quantity;
             return this;
         }
 
@@ -562,11 +576,14 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
          *
          * @param uid user id, not 0
          * @return this builder
-
+         * @throws IllegalArgumentException if it is not positive
          * @throws IllegalStateException if this option was set already
          */
         public Builder runAsUser(long uid) {
             once("runAsUser");
+            if (uid <= 0) {
+                throw new IllegalArgumentException("runAsUser must be a non-root uid (> 0): " + uid);
+            }
             this.runAsUser = uid;
             return this;
         }
@@ -574,28 +591,28 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
         /**
          * The gid of sandboxes whose spec names no group. Default 10001.
          *
-         * @param gid group id
+         * @param gid group id, at least 0
          * @return this builder
-
+         * @throws IllegalArgumentException if it is negative
          * @throws IllegalStateException if this option was set already
          */
         public Builder runAsGroup(long gid) {
             once("runAsGroup");
-            this.runAsGroup = gid;
+            this.runAsGroup = notNegative("runAsGroup", gid);
             return this;
         }
 
         /**
          * The group that owns mounted volumes, so that the workspace is writable whatever the uid. Default 10001.
          *
-         * @param gid group id
+         * @param gid group id, at least 0
          * @return this builder
-
+         * @throws IllegalArgumentException if it is negative
          * @throws IllegalStateException if this option was set already
          */
         public Builder fsGroup(long gid) {
             once("fsGroup");
-            this.fsGroup = gid;
+            this.fsGroup = notNegative("fsGroup", gid);
             return this;
         }
 
@@ -619,12 +636,15 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
          *
          * @param timeout positive duration
          * @return this builder
-
+         * @throws IllegalArgumentException if it is not positive
          * @throws IllegalStateException if this option was set already
          */
         public Builder readinessTimeout(Duration timeout) {
             once("readinessTimeout");
-            this.readinessTimeout = Objects.requireNonNull(timeout, "readinessTimeout");
+            if (Objects.requireNonNull(timeout, "readinessTimeout").isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("readinessTimeout must be positive: " + timeout);
+            }
+            this.readinessTimeout = timeout;
             return this;
         }
 
@@ -647,14 +667,17 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
          * The pods' termination grace period. Default 1 s; rounded up to whole seconds, at least 1 (0 would
          * be a force deletion, which can leave the container running on its node).
          *
-         * @param grace grace period
+         * @param grace grace period, not negative
          * @return this builder
-
+         * @throws IllegalArgumentException if it is negative
          * @throws IllegalStateException if this option was set already
          */
         public Builder terminationGracePeriod(Duration grace) {
             once("terminationGracePeriod");
-            this.terminationGracePeriod = Objects.requireNonNull(grace, "terminationGracePeriod");
+            if (Objects.requireNonNull(grace, "terminationGracePeriod").isNegative()) {
+                throw new IllegalArgumentException("terminationGracePeriod must be >= 0: " + grace);
+            }
+            this.terminationGracePeriod = grace;
             return this;
         }
 
@@ -664,11 +687,14 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
          *
          * @param ratio fraction
          * @return this builder
-
+         * @throws IllegalArgumentException if it is not in (0, 1]
          * @throws IllegalStateException if this option was set already
          */
         public Builder resourceRequestRatio(double ratio) {
             once("resourceRequestRatio");
+            if (!(ratio > 0 && ratio <= 1)) {
+                throw new IllegalArgumentException("resourceRequestRatio must be in (0, 1]: " + ratio);
+            }
             this.requestRatio = ratio;
             return this;
         }
@@ -693,11 +719,16 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
          *
          * @param names secret names in the namespace
          * @return this builder
-
+         * @throws IllegalArgumentException if a name is blank
          * @throws IllegalStateException if this option was set already
          */
         public Builder imagePullSecrets(String... names) {
             once("imagePullSecrets");
+            for (String secret : names) {
+                if (secret == null || secret.isBlank()) {
+                    throw new IllegalArgumentException("image pull secret names must not be blank");
+                }
+            }
             this.imagePullSecrets = List.copyOf(Arrays.asList(names));
             return this;
         }
@@ -717,11 +748,10 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
         }
 
         /**
-         * Validates the options and builds the driver (and its client, unless one was given). Does not
-         * contact the cluster.
+         * Builds the driver (and its client, unless one was given). Does not contact the cluster.
          *
          * @return the driver
-         * @throws IllegalArgumentException if an option is invalid
+         * @throws IllegalArgumentException if the client's namespace is not a DNS-1123 label
          * @throws IllegalStateException    if both a client and a configuration were given
          */
         public KubernetesSandboxDriver build() {
@@ -731,7 +761,7 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
             if (config != null && kubeContext != null) {
                 throw new IllegalStateException("config(..) excludes kubeContext(..)");
             }
-            Settings settings = validate();
+            Settings settings = settings();
             KubernetesClient c = client;
             boolean owns = false;
             if (c == null) {
@@ -740,55 +770,41 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
                 owns = true;
             }
             String ns = namespace != null ? namespace : c.getNamespace() != null ? c.getNamespace() : "default";
-            if (!Names.isDnsLabel(ns)) {
+            try {
+                requireNamespace(ns);
+            } catch (IllegalArgumentException e) {
                 if (owns) {
                     c.close();
                 }
-                throw new IllegalArgumentException("namespace must be a DNS-1123 label: " + ns);
+                throw e;
             }
             Settings resolved = new Settings(ns, settings.storageClass(), settings.workspaceSize(), settings.runAsUser(),
                     settings.runAsGroup(), settings.fsGroup(), settings.readOnlyRootFilesystem(),
                     settings.readinessTimeout(), settings.networkPolicy(), settings.terminationGrace(),
-                    settings.requestRatio(), settings.runtimeClassName(), settings.imagePullSecrets(), settings.owner());
+                    settings.requestRatio(), settings.runtimeClassName(), settings.imagePullSecrets(), settings.owner(),
+                    settings.kubeContext());
             return new KubernetesSandboxDriver(c, owns, resolved, execIds);
         }
 
-        private Settings validate() {
-            Quantity size;
-            try {
-                size = Quantity.parse(workspaceSize);
-            } catch (RuntimeException e) {
-                throw new IllegalArgumentException("workspaceSize is not a Kubernetes quantity: " + workspaceSize, e);
-            }
-            if (size.getNumericalAmount().compareTo(BigDecimal.ZERO) <= 0) {
-                throw new IllegalArgumentException("workspaceSize must be positive: " + workspaceSize);
-            }
-            if (runAsUser <= 0) {
-                throw new IllegalArgumentException("runAsUser must be a non-root uid (> 0): " + runAsUser);
-            }
-            if (runAsGroup < 0 || fsGroup < 0) {
-                throw new IllegalArgumentException("runAsGroup and fsGroup must be >= 0");
-            }
-            if (readinessTimeout.isNegative() || readinessTimeout.isZero()) {
-                throw new IllegalArgumentException("readinessTimeout must be positive: " + readinessTimeout);
-            }
-            if (terminationGracePeriod.isNegative()) {
-                throw new IllegalArgumentException("terminationGracePeriod must be >= 0: " + terminationGracePeriod);
-            }
-            if (!(requestRatio > 0 && requestRatio <= 1)) {
-                throw new IllegalArgumentException("resourceRequestRatio must be in (0, 1]: " + requestRatio);
-            }
-            if (storageClass != null && storageClass.isBlank()) {
-                throw new IllegalArgumentException("storageClass must not be blank");
-            }
-            for (String secret : imagePullSecrets) {
-                if (secret == null || secret.isBlank()) {
-                    throw new IllegalArgumentException("image pull secret names must not be blank");
-                }
-            }
+        /** The options as set (each checked by its setter), the namespace not yet resolved from the client. */
+        Settings settings() {
             return new Settings(namespace, storageClass, workspaceSize, runAsUser, runAsGroup, fsGroup,
                     readOnlyRootFilesystem, readinessTimeout, networkPolicy, terminationGracePeriod, requestRatio,
-                    runtimeClassName, imagePullSecrets, owner);
+                    runtimeClassName, imagePullSecrets, owner, kubeContext);
+        }
+
+        private static String requireNamespace(String name) {
+            if (!Names.isDnsLabel(name)) {
+                throw new IllegalArgumentException("namespace must be a DNS-1123 label: " + name);
+            }
+            return name;
+        }
+
+        private static long notNegative(String option, long id) {
+            if (id < 0) {
+                throw new IllegalArgumentException(option + " must be >= 0: " + id);
+            }
+            return id;
         }
 
         /**

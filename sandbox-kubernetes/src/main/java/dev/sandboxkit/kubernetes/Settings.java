@@ -6,7 +6,8 @@ import java.util.List;
 /**
  * The driver's resolved, immutable settings.
  *
- * @param namespace              namespace of every pod, claim and policy
+ * @param namespace              namespace of every pod, claim and policy ({@code null} in a builder's settings
+ *                               before the client's is known)
  * @param storageClass           storage class of workspace claims, or {@code null} for the cluster default
  * @param workspaceSize          requested size of a workspace claim (and the emptyDir limit of ephemeral ones)
  * @param runAsUser              uid when the spec names none
@@ -20,6 +21,8 @@ import java.util.List;
  * @param runtimeClassName       RuntimeClass (gVisor, Kata, ...), or {@code null}
  * @param imagePullSecrets       image pull secret names
  * @param owner                  manager instance id for the workspace claim's owner label, or {@code null}
+ * @param kubeContext            the kubeconfig context the client was configured from, or {@code null} for the
+ *                               current one (or a client given as it is)
  */
 record Settings(
         String namespace,
@@ -35,7 +38,8 @@ record Settings(
         double requestRatio,
         String runtimeClassName,
         List<String> imagePullSecrets,
-        String owner) {
+        String owner,
+        String kubeContext) {
 
     Settings {
         imagePullSecrets = List.copyOf(imagePullSecrets);

@@ -158,12 +158,12 @@ class KubernetesDriverProviderTest {
 
     @Test
     void durationsInSeveralSpellings() {
-        assertThat(KubernetesDriverProvider.parseDuration("k", "90")).isEqualTo(Duration.ofSeconds(90));
-        assertThat(KubernetesDriverProvider.parseDuration("k", "500ms")).isEqualTo(Duration.ofMillis(500));
-        assertThat(KubernetesDriverProvider.parseDuration("k", "30s")).isEqualTo(Duration.ofSeconds(30));
-        assertThat(KubernetesDriverProvider.parseDuration("k", "2m")).isEqualTo(Duration.ofMinutes(2));
-        assertThat(KubernetesDriverProvider.parseDuration("k", "1h")).isEqualTo(Duration.ofHours(1));
-        assertThat(KubernetesDriverProvider.parseDuration("k", "PT2M")).isEqualTo(Duration.ofMinutes(2));
+        Map<String, Duration> spellings = Map.of("90", Duration.ofSeconds(90), "500ms", Duration.ofMillis(500),
+                "30s", Duration.ofSeconds(30), "2m", Duration.ofMinutes(2), "1h", Duration.ofHours(1),
+                "PT2M", Duration.ofMinutes(2), "1h30m", Duration.ofMinutes(90));
+        spellings.forEach((text, expected) -> assertThat(KubernetesDriverProvider.builder(new DriverContext("m-1", dir,
+                Clock.systemUTC(), Map.of("kubernetes.readinessTimeout", text))).settings().readinessTimeout())
+                .as(text).isEqualTo(expected));
     }
 
     @Test

@@ -27,7 +27,7 @@ class ManifestSamplesTest {
     @Test
     void dumpPodClaimAndPolicyForTheDefaultSpec() throws IOException {
         Settings settings = new Settings("agents", "standard", "1Gi", 10001, 10001, 10001, false,
-                Duration.ofSeconds(120), null, Duration.ofSeconds(1), 1.0, null, List.of(), "m-3f2a9c1b7d4e");
+                Duration.ofSeconds(120), null, Duration.ofSeconds(1), 1.0, null, List.of(), "m-3f2a9c1b7d4e", null);
         String session = "user-42:chat";
         SandboxSpec spec = SandboxSpec.builder().image("python:3.12-slim").build();
         String claimName = Names.claimName(session);

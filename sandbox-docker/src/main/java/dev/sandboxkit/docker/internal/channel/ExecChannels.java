@@ -43,15 +43,6 @@ public final class ExecChannels implements AutoCloseable {
     public static final int MAX_CHANNELS = 8;
     static final int MAX_STDIN = 4 * 1024 * 1024;
     static final int MAX_LINE = 64 * 1024;
-    /** The driver property that turns {@code setsid} for channel commands off ({@code sandboxkit.docker.channelSetsid}). */
-    public static final String SETSID_PROPERTY = "docker.channelSetsid";
-    /**
-     * The driver property for how long a channel may stay idle before it is closed, freeing its socket
-     * ({@code sandboxkit.docker.channelIdleTimeout}); zero keeps channels open for the sandbox's life.
-     */
-    public static final String IDLE_TIMEOUT_PROPERTY = "docker.channelIdleTimeout";
-    /** Five minutes: longer than an agent's pauses between tool calls, far shorter than the idle TTL. */
-    public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofMinutes(5);
     /** How often an exec looks for channels idle past the timeout (the manager's orphan sweep looks too). */
     private static final long SWEEP_MILLIS = 1000;
     private static final int ATTEMPTS = 3;

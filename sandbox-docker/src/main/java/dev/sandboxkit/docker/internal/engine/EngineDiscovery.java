@@ -3,6 +3,8 @@ package dev.sandboxkit.docker.internal.engine;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxUnavailableException;
+import dev.sandboxkit.docker.DockerSettings;
+import dev.sandboxkit.docker.internal.settings.DockerSettingKeys;
 import dev.sandboxkit.spi.DriverContext;
 
 import java.io.IOException;
@@ -21,8 +23,7 @@ import java.util.Optional;
 /**
  * Finds the engine the way the docker CLI does, then the usual local sockets:
  * <ol>
- *   <li>the driver property {@value DockerHost#PROPERTY} (with {@value #TLS_VERIFY}, {@value #CERT_PATH},
- *       {@value #CA_CERT}, {@value #CERT}, {@value #KEY});</li>
+ *   <li>the driver setting {@value DockerHost#PROPERTY} (with the TLS ones of {@link DockerSettings});</li>
  *   <li>{@code DOCKER_HOST} (with {@code DOCKER_TLS_VERIFY}, {@code DOCKER_CERT_PATH});</li>
  *   <li>the current Docker context: {@code DOCKER_CONTEXT}, else {@code currentContext} in
  *       {@code $DOCKER_CONFIG/config.json} ({@code ~/.docker} by default); its endpoint from
@@ -36,16 +37,6 @@ import java.util.Optional;
  * injected, so that tests use their own.
  */
 public final class EngineDiscovery {
-    /** {@code true} makes a {@code tcp://} host a TLS one (as {@code DOCKER_TLS_VERIFY} does); {@code false} plain. */
-    public static final String TLS_VERIFY = "docker.tlsVerify";
-    /** Directory with {@code ca.pem}, {@code cert.pem}, {@code key.pem} (as {@code DOCKER_CERT_PATH}). */
-    public static final String CERT_PATH = "docker.certPath";
-    /** The CA file, instead of {@code <certPath>/ca.pem}. */
-    public static final String CA_CERT = "docker.tlsCaCert";
-    /** The client certificate file, instead of {@code <certPath>/cert.pem}. */
-    public static final String CERT = "docker.tlsCert";
-    /** The client key file, instead of {@code <certPath>/key.pem}. */
-    public static final String KEY = "docker.tlsKey";
     /** How long a probed socket may take to answer {@code /_ping}. */
     static final Duration PROBE_TIMEOUT = Duration.ofSeconds(2);
 
@@ -96,16 +87,29 @@ public final class EngineDiscovery {
     }
 
     /**
-     * The engine to use; probes local sockets only when nothing is configured.
+     * The engine to use for the context's {@code docker.*} settings ({@link DockerSettingKeys#read}).
      *
      * @param context the manager's settings
+     * @return the engine
+     * @throws SandboxConfigurationException if a setting, or a configured address, context or TLS file, is unusable
+     * @throws SandboxUnavailableException   if nothing is configured and no candidate socket answers
+     */
+    public DockerHost resolve(DriverContext context) {
+        return resolve(DockerSettingKeys.read(context), context);
+    }
+
+    /**
+     * The engine to use; probes local sockets only when nothing is configured.
+     *
+     * @param settings the driver's settings
+     * @param context  the manager's settings, for how the user names a setting in messages
      * @return the engine
      * @throws SandboxConfigurationException if a configured address, context or TLS setting is unusable
      * @throws SandboxUnavailableException   if nothing is configured and no candidate socket answers; the message
      *                                       lists every candidate and why it was passed over
      */
-    public DockerHost resolve(DriverContext context) {
-        Optional<DockerHost> configured = configured(context);
+    public DockerHost resolve(DockerSettings settings, DriverContext context) {
+        Optional<DockerHost> configured = configured(settings, context);
         if (configured.isPresent()) {
             return configured.get();
         }
@@ -128,11 +132,14 @@ public final class EngineDiscovery {
      *
      * @param context the manager's settings
      * @return empty if an engine may be there, otherwise why not
+     * @throws SandboxConfigurationException if a {@code docker.*} setting is unknown or invalid: a typo fails the
+     *                                       build rather than letting detection pass over to another driver
      */
     public Optional<String> unavailableReason(DriverContext context) {
+        DockerSettings settings = DockerSettingKeys.read(context);
         Optional<DockerHost> configured;
         try {
-            configured = configured(context);
+            configured = configured(settings, context);
         } catch (SandboxConfigurationException e) {
             return Optional.of(e.getMessage());
         }
@@ -157,43 +164,38 @@ public final class EngineDiscovery {
                 + ", DOCKER_HOST, a Docker context) and no socket at " + String.join(", ", missing));
     }
 
-    /** The explicit property, DOCKER_HOST or the current context, checked; empty when none is set. */
-    private Optional<DockerHost> configured(DriverContext context) {
-        Optional<String> property = context.property(DockerHost.PROPERTY).filter(v -> !v.isBlank());
-        if (property.isPresent()) {
-            return Optional.of(withTls(property.get(), context, context.settingName(DockerHost.PROPERTY)));
+    /** The explicit setting, DOCKER_HOST or the current context, checked; empty when none is set. */
+    private Optional<DockerHost> configured(DockerSettings settings, DriverContext context) {
+        if (settings.host().isPresent()) {
+            return Optional.of(withTls(settings.host().get(), settings, context.settingName(DockerHost.PROPERTY)));
         }
         String dockerHost = env.get("DOCKER_HOST");
         if (dockerHost != null && !dockerHost.isBlank()) {
-            return Optional.of(withTls(dockerHost, context, "DOCKER_HOST"));
+            return Optional.of(withTls(dockerHost, settings, "DOCKER_HOST"));
         }
         return fromContext();
     }
 
-    /** TLS settings for an explicit address: properties first, then DOCKER_TLS_VERIFY / DOCKER_CERT_PATH. */
-    private DockerHost withTls(String value, DriverContext context, String source) {
+    /** TLS settings for an explicit address: the driver's settings first, then DOCKER_TLS_VERIFY / DOCKER_CERT_PATH. */
+    private DockerHost withTls(String value, DockerSettings settings, String source) {
         String v = value.trim();
         if (!v.startsWith("tcp:") && !v.startsWith("http:") && !v.startsWith("https:")) {
             return DockerHost.of(v, null, source); // a socket (TLS settings do not apply), or refused with the forms
         }
-        Optional<String> verifyProperty = context.property(TLS_VERIFY).map(String::trim);
-        boolean tls;
-        if (verifyProperty.isPresent()) {
-            tls = parseBoolean(verifyProperty.get());
-        } else {
+        boolean tls = settings.tlsVerify().orElseGet(() -> {
             String verify = env.get("DOCKER_TLS_VERIFY");
-            tls = verify != null && !verify.isEmpty() && !verify.equals("0") && !verify.equalsIgnoreCase("false");
-        }
+            return verify != null && !verify.isEmpty() && !verify.equals("0") && !verify.equalsIgnoreCase("false");
+        });
         tls |= v.startsWith("https:");
         if (!tls) {
             return DockerHost.of(v, null, source);
         }
-        Path dir = context.property(CERT_PATH).filter(p -> !p.isBlank()).map(Path::of)
+        Path dir = settings.certPath()
                 .orElseGet(() -> Optional.ofNullable(env.get("DOCKER_CERT_PATH")).filter(p -> !p.isBlank())
                         .map(Path::of).orElseGet(this::configDir));
-        Path ca = context.property(CA_CERT).map(Path::of).orElse(dir.resolve("ca.pem"));
-        Path cert = context.property(CERT).map(Path::of).orElse(dir.resolve("cert.pem"));
-        Path key = context.property(KEY).map(Path::of).orElse(dir.resolve("key.pem"));
+        Path ca = settings.tlsCaCert().orElse(dir.resolve("ca.pem"));
+        Path cert = settings.tlsCert().orElse(dir.resolve("cert.pem"));
+        Path key = settings.tlsKey().orElse(dir.resolve("key.pem"));
         return DockerHost.of(v, loadTls(ca, cert, key, source), source);
     }
 
@@ -313,16 +315,6 @@ public final class EngineDiscovery {
         } catch (IOException e) {
             throw new SandboxConfigurationException("cannot read " + what + " at " + file + ": " + e.getMessage(), e);
         }
-    }
-
-    private static boolean parseBoolean(String value) {
-        if (value.equalsIgnoreCase("true") || value.equals("1")) {
-            return true;
-        }
-        if (value.equalsIgnoreCase("false") || value.equals("0")) {
-            return false;
-        }
-        throw new SandboxConfigurationException("sandboxkit." + TLS_VERIFY + " must be true or false, got: " + value);
     }
 
     /** Docker names a context's directories by the SHA-256 of its name, in hex. */
