@@ -2,6 +2,7 @@ package dev.sandboxkit.spring.boot.internal;
 
 import dev.sandboxkit.SandboxConfig;
 import dev.sandboxkit.SandboxConfigurationException;
+import dev.sandboxkit.spi.ConfigValues;
 import dev.sandboxkit.spi.SandboxDriverProvider;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -291,44 +292,17 @@ public final class SandboxConfigBinder {
 
     /** "; did you mean sandboxkit.idle-timeout?" for a near miss of a key or Boot-only option, else where they are listed. */
     static String suggestion(String key) {
-        Map<String, Integer> candidates = new LinkedHashMap<>();
         String wanted = key.toLowerCase(Locale.ROOT).replace('_', '-');
         List<String> all = new ArrayList<>();
         SandboxConfig.keys().forEach(k -> all.add(k.name().endsWith(".*") ? k.name().substring(0, k.name().length() - 2)
                 : k.name()));
         all.addAll(BOOT_ONLY);
-        for (String c : all) {
-            candidates.put(c, Math.min(distance(wanted, c), distance(wanted.replace("-", ""), c.replace("-", ""))));
-        }
-        String best = null;
-        int bestDistance = Integer.MAX_VALUE;
-        for (Map.Entry<String, Integer> e : candidates.entrySet()) {
-            if (e.getValue() < bestDistance) {
-                bestDistance = e.getValue();
-                best = e.getKey();
-            }
-        }
-        return best != null && bestDistance <= Math.max(2, wanted.length() / 4)
-                ? "; did you mean " + SandboxConfig.PREFIX + best + "?"
-                : "; the properties are listed in docs/configuration.md (SandboxConfig.keys() and the starter's own)";
-    }
-
-    private static int distance(String a, String b) {
-        int[] prev = new int[b.length() + 1];
-        int[] cur = new int[b.length() + 1];
-        for (int j = 0; j <= b.length(); j++) {
-            prev[j] = j;
-        }
-        for (int i = 1; i <= a.length(); i++) {
-            cur[0] = i;
-            for (int j = 1; j <= b.length(); j++) {
-                int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
-                cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1), prev[j - 1] + cost);
-            }
-            int[] t = prev;
-            prev = cur;
-            cur = t;
-        }
-        return prev[b.length()];
+        // Relaxed names lose the dashes (idleTimout, SANDBOXKIT_IDLETIMOUT): compare those without them too.
+        Map<String, String> withoutDashes = new LinkedHashMap<>();
+        all.forEach(c -> withoutDashes.putIfAbsent(c.replace("-", ""), c));
+        return ConfigValues.nearest(wanted, all)
+                .or(() -> ConfigValues.nearest(wanted.replace("-", ""), withoutDashes.keySet()).map(withoutDashes::get))
+                .map(best -> "; did you mean " + SandboxConfig.PREFIX + best + "?")
+                .orElse("; the properties are listed in docs/configuration.md (SandboxConfig.keys() and the starter's own)");
     }
 }
