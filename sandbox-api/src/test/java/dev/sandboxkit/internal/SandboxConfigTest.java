@@ -7,6 +7,7 @@ import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.WarmPool;
+import dev.sandboxkit.spi.ArchiveStore;
 import dev.sandboxkit.testkit.ConfigSamples;
 import dev.sandboxkit.testkit.FakeDriver;
 import dev.sandboxkit.testkit.ManualClock;
@@ -14,7 +15,9 @@ import dev.sandboxkit.testkit.ManualScheduler;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -143,6 +146,20 @@ class SandboxConfigTest {
         }
         assertThatThrownBy(() -> SandboxManager.builder(config).idleTimeout(Duration.ofMinutes(1)).idleTimeout(Duration.ofMinutes(2)))
                 .isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    @DisplayName("archive-after without an archive store fails the build instead of quietly archiving nothing")
+    void archiveAfterNeedsAStore(@TempDir Path archive) {
+        SandboxConfig config = new SandboxConfig();
+        config.set("archive-after", "2h");
+        assertThatThrownBy(() -> manager(SandboxManager.builder(config)))
+                .isInstanceOf(SandboxConfigurationException.class)
+                .hasMessageContaining("sandboxkit.archive-after is set (PT2H) but there is no archive store");
+        try (SandboxManager m = manager(SandboxManager.builder(config)
+                .archive(ArchiveStore.directory(archive), Duration.ofHours(2)))) {
+            assertThat(m.idleTimeout()).isEqualTo(config.getIdleTimeout());
+        }
     }
 
     private SandboxManager manager(SandboxManager.Builder b) {

@@ -5,12 +5,12 @@ import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.mcp.ServerCommandTest.Result;
 import dev.sandboxkit.testkit.ConfigSamples;
 import dev.sandboxkit.testkit.FakeDriver;
+import dev.sandboxkit.testkit.IsolatedSandboxkitProperties;
 import dev.sandboxkit.tools.SandboxTools;
 import dev.sandboxkit.tools.ToolDefinition;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
@@ -24,7 +24,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 
 import static dev.sandboxkit.mcp.ServerCommandTest.run;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -35,29 +34,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * beyond {@link ServerDefaults}, every key reachable, every flag the same as {@code --set} of its key, the library's
  * validation, and the {@code -Dsandboxkit.*} layer beneath the flags.
  */
+// The build passes -Dsandboxkit.test.image to the tests: each test starts without any sandboxkit.* property.
+@ExtendWith(IsolatedSandboxkitProperties.class)
 class ServerConfigTest {
-    private final Properties saved = new Properties();
-
     @TempDir
     Path root;
-
-    /** The build passes -Dsandboxkit.test.image to the tests: each test starts without any sandboxkit.* property. */
-    @BeforeEach
-    void clearSandboxkitProperties() {
-        for (String name : System.getProperties().stringPropertyNames()) {
-            if (name.startsWith(SandboxConfig.PREFIX)) {
-                saved.setProperty(name, System.getProperty(name));
-                System.clearProperty(name);
-            }
-        }
-    }
-
-    @AfterEach
-    void restoreProperties() {
-        System.getProperties().stringPropertyNames().stream().filter(n -> n.startsWith(SandboxConfig.PREFIX))
-                .forEach(System::clearProperty);
-        saved.forEach((k, v) -> System.setProperty((String) k, (String) v));
-    }
 
     private static ServerCommand parse(Map<String, String> env, String... args) {
         CommandLine cmd = SandboxMcpMain.commandLine(InputStream.nullInputStream(), new ByteArrayOutputStream(), env);

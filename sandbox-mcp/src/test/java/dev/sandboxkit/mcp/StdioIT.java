@@ -102,7 +102,7 @@ class StdioIT {
                     new McpSchema.ReadResourceRequest("sandbox://workspace/note.txt", null));
             assertThat(((McpSchema.TextResourceContents) resource.contents().get(0)).text())
                     .isEqualTo("written-by-alpha\n");
-            // resources/list names the session's files (the README promises them as resources).
+            // resources/list names the session's files (docs/mcp.md promises them as resources).
             assertThat(run(alpha, "mkdir -p sub && printf 'x' > sub/deep.txt")).contains("Exit code: 0");
             assertThat(alpha.listResources().resources()).extracting(McpSchema.Resource::uri)
                     .containsExactly("sandbox://workspace/note.txt", "sandbox://workspace/sub/deep.txt");

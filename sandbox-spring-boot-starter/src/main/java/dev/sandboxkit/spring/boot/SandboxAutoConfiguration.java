@@ -4,6 +4,7 @@ import dev.sandboxkit.SandboxConfig;
 import dev.sandboxkit.SandboxListener;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxSpec;
+import dev.sandboxkit.spi.ArchiveStore;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SessionStore;
 import dev.sandboxkit.spring.boot.SandboxProperties.StoreType;
@@ -104,6 +105,7 @@ public class SandboxAutoConfiguration {
      * @param store      the session store, if any
      * @param spec       the default spec, if any (for the warm pool)
      * @param listeners  lifecycle listeners (metrics among them)
+     * @param archive    the application's archive store, if any: the archive tier, with {@code sandboxkit.archive-after}
      * @param resourceLoader the application's class loader
      * @return the manager
      */
@@ -111,7 +113,8 @@ public class SandboxAutoConfiguration {
     @ConditionalOnMissingBean
     public SandboxManager sandboxManager(SandboxConfig config, SandboxProperties properties, SandboxBackend backend,
                                          ObjectProvider<SessionStore> store, ObjectProvider<SandboxSpec> spec,
-                                         ObjectProvider<SandboxListener> listeners, ResourceLoader resourceLoader) {
+                                         ObjectProvider<SandboxListener> listeners, ObjectProvider<ArchiveStore> archive,
+                                         ResourceLoader resourceLoader) {
         SessionStore sessions = store.getIfUnique();
         if (sessions == null && properties.getStore() != StoreType.MEMORY
                 && !ClassUtils.isPresent("dev.sandboxkit.store.jdbc.JdbcSessionStore",
@@ -121,7 +124,7 @@ public class SandboxAutoConfiguration {
                     + "classpath (and the database's JDBC driver)");
         }
         return SandboxFactory.manager(config, properties.isFailFast(), backend, sessions, spec.getIfUnique(),
-                listeners.orderedStream().toList());
+                listeners.orderedStream().toList(), archive.getIfUnique());
     }
 
     /** The JDBC session stores, when sandbox-store-jdbc is on the classpath and {@code sandboxkit.store} asks for one. */

@@ -5,10 +5,10 @@ import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.testkit.ConfigSamples;
 import dev.sandboxkit.testkit.FakeDriver;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import dev.sandboxkit.testkit.IsolatedSandboxkitProperties;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.core.env.SystemEnvironmentPropertySource;
@@ -18,7 +18,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -32,29 +31,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  * is needed: the application's own manager (on the test kit's fake driver) leaves only the configuration to the
  * starter.
  */
+// The build passes -Dsandboxkit.test.image to the tests: each test starts without any sandboxkit.* property.
+@ExtendWith(IsolatedSandboxkitProperties.class)
 class BootConfigParityTest {
-    private final Properties saved = new Properties();
-
     @TempDir
     Path root;
-
-    /** The build passes -Dsandboxkit.test.image to the tests: each test starts without any sandboxkit.* property. */
-    @BeforeEach
-    void clearSandboxkitProperties() {
-        for (String name : System.getProperties().stringPropertyNames()) {
-            if (name.startsWith(SandboxConfig.PREFIX)) {
-                saved.setProperty(name, System.getProperty(name));
-                System.clearProperty(name);
-            }
-        }
-    }
-
-    @AfterEach
-    void restoreProperties() {
-        System.getProperties().stringPropertyNames().stream().filter(n -> n.startsWith(SandboxConfig.PREFIX))
-                .forEach(System::clearProperty);
-        saved.forEach((k, v) -> System.setProperty((String) k, (String) v));
-    }
 
     private ApplicationContextRunner runner(String... properties) {
         return new ApplicationContextRunner().withConfiguration(SandboxAutoConfigurationTest.ALL)

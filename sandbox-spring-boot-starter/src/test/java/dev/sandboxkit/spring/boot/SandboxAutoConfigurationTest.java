@@ -315,6 +315,23 @@ class SandboxAutoConfigurationTest {
     }
 
     @Test
+    void anArchiveStoreBeanWithArchiveAfterTurnsTheArchiveTierOn(@TempDir Path archive) {
+        // Without a store the core refuses archive-after, so a start with the bean shows the bean reached the manager.
+        runner("sandboxkit.archive-after=2h").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(Engine.sandboxFailure(context.getStartupFailure()).getMessage())
+                    .contains("sandboxkit.archive-after is set (PT2H) but there is no archive store");
+        });
+        runner("sandboxkit.archive-after=2h")
+                .withBean(dev.sandboxkit.spi.ArchiveStore.class, () -> dev.sandboxkit.spi.ArchiveStore.directory(archive))
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context.getBean(SandboxManager.class).archiveIdle()).as("nothing suspended yet")
+                            .isZero();
+                });
+    }
+
+    @Test
     void aValueThatDoesNotParseFailsInBootsBinderNamingTheProperty() {
         runner("sandboxkit.idle-timeout=soon").run(context -> {
             assertThat(context).hasFailed();

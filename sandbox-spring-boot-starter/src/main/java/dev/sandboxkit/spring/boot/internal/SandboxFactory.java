@@ -7,6 +7,7 @@ import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SandboxUnavailableException;
 import dev.sandboxkit.WarmPool;
+import dev.sandboxkit.spi.ArchiveStore;
 import dev.sandboxkit.spi.SessionStore;
 import dev.sandboxkit.tools.SandboxTools;
 import dev.sandboxkit.tools.SessionResolver;
@@ -32,12 +33,15 @@ public final class SandboxFactory {
      * @param store       the session store, or {@code null} for the manager's in-memory one
      * @param defaultSpec the default spec bean (the configuration's, or the application's), or {@code null}
      * @param listeners   the application's listeners, possibly none
+     * @param archive     the application's archive store, or {@code null}: with {@code sandboxkit.archive-after} it
+     *                    turns the archive tier on
      * @return the manager
      * @throws SandboxConfigurationException naming the property, if a value is invalid
      * @throws SandboxUnavailableException   if the backend cannot be reached and {@code sandboxkit.fail-fast} is on
      */
     public static SandboxManager manager(SandboxConfig config, boolean failFast, SandboxBackend backend,
-                                         SessionStore store, SandboxSpec defaultSpec, List<SandboxListener> listeners) {
+                                         SessionStore store, SandboxSpec defaultSpec, List<SandboxListener> listeners,
+                                         ArchiveStore archive) {
         SandboxConfig c = config.copy();
         // The backend's identity (a generated instance id included), so that manager and driver agree.
         c.setInstanceId(backend.instanceId());
@@ -50,6 +54,9 @@ public final class SandboxFactory {
             b.store(store);
         }
         listeners.forEach(b::listener);
+        if (archive != null && c.getArchiveAfter() != null) {
+            b.archive(archive, c.getArchiveAfter());
+        }
         if (pool != null) {
             b.warmPool(pool);
         }
