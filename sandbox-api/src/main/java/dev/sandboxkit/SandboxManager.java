@@ -677,8 +677,11 @@ public interface SandboxManager extends AutoCloseable {
                 }
             }
             if (archiveStore == null && config.getArchiveAfter() != null) {
-                throw new SandboxConfigurationException(SandboxConfig.PREFIX + "archive-after is set, but no archive "
-                        + "store: give one with archive(store, after)");
+                // Else the setting would quietly do nothing: say where the store comes from.
+                throw new SandboxConfigurationException(SandboxConfig.PREFIX + "archive-after is set ("
+                        + config.getArchiveAfter() + ") but there is no archive store to archive into: give one with "
+                        + "archive(store, after) (in Spring Boot: an ArchiveStore bean, such as sandbox-storage-s3's "
+                        + "S3ArchiveStore), or unset archive-after");
             }
             return new ManagerSettings(config.copy(), driver, store, clock, scheduler, listeners, pools, ioExecutor,
                     archiveStore).start();

@@ -185,13 +185,6 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     static SandboxManager start(ManagerSettings s) {
         Clock clock = s.clock() != null ? s.clock() : Clock.systemUTC();
         SandboxConfig config = s.config();
-        if (config.getArchiveAfter() != null && s.archiveStore() == null) {
-            // Else the setting would quietly do nothing: say where the store comes from.
-            throw new SandboxConfigurationException("sandboxkit.archive-after is set (" + config.getArchiveAfter()
-                    + ") but there is no archive store to archive into: give one with "
-                    + "SandboxManager.Builder.archive(store, after) (in Spring Boot: an ArchiveStore bean, such as "
-                    + "sandbox-storage-s3's S3ArchiveStore), or unset archive-after");
-        }
         String instanceId = config.getInstanceId() != null ? SessionIds.requireValidInstanceId(config.getInstanceId())
                 : "m-" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
         DriverContext context = new DriverContext(instanceId, config.getWorkspaceRoot().toAbsolutePath().normalize(),
