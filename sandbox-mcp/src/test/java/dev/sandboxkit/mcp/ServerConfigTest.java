@@ -50,6 +50,12 @@ class ServerConfigTest {
         return parse(env, args).config();
     }
 
+    private static String[] args(List<String> first, String... then) {
+        List<String> all = new ArrayList<>(first);
+        all.addAll(List.of(then));
+        return all.toArray(String[]::new);
+    }
+
     @Test
     @DisplayName("(a) no flags: the library's defaults, except the documented server defaults")
     void noFlagsIsTheLibrarysDefaultsExceptTheServers() {
@@ -104,11 +110,18 @@ class ServerConfigTest {
             String key = k.name().endsWith(".*") ? k.name().replace("*", "SAMPLE") : k.name();
             String sample = ConfigSamples.sample(k);
             String direct = new SandboxConfig().set(key, sample).get(key);
-            assertThat(config(Map.of(), "--set", key + "=" + sample).get(key)).as("--set " + key).isEqualTo(direct)
-                    .isNotNull();
-            assertThat(config(Map.of(), "--set", SandboxConfig.PREFIX + key + "=" + sample).get(key)).as(key)
-                    .isEqualTo(direct);
-            assertThat(config(Map.of(ServerCommand.SET_VARIABLE, key + "=" + sample)).get(key))
+            // The server checks the spec as it reads it: a sample that needs another setting gets it too.
+            List<String> with = new ArrayList<>();
+            StringBuilder withVariable = new StringBuilder();
+            ConfigSamples.companions(k).forEach((ck, cv) -> {
+                with.addAll(List.of("--set", ck + "=" + cv));
+                withVariable.append(ck).append('=').append(cv).append('\n');
+            });
+            assertThat(config(Map.of(), args(with, "--set", key + "=" + sample)).get(key)).as("--set " + key)
+                    .isEqualTo(direct).isNotNull();
+            assertThat(config(Map.of(), args(with, "--set", SandboxConfig.PREFIX + key + "=" + sample)).get(key))
+                    .as(key).isEqualTo(direct);
+            assertThat(config(Map.of(ServerCommand.SET_VARIABLE, withVariable + key + "=" + sample)).get(key))
                     .as(ServerCommand.SET_VARIABLE + " " + key).isEqualTo(direct);
             checked++;
         }
