@@ -160,7 +160,7 @@ public final class SandboxCodeExecutionEngine implements CodeExecutionEngine {
 
         /**
          * How much of each output stream the answer keeps (head and tail). Default
-         * {@value SandboxTools.Builder#DEFAULT_OUTPUT_LIMIT} bytes.
+         * {@link SandboxTools.Builder#DEFAULT_OUTPUT_LIMIT} (the setting {@code tools.output-limit}) bytes.
          *
          * @param bytes at least 256
          * @return this builder

@@ -271,7 +271,12 @@ class MigrationTest {
 
         @Override
         DataSource emptyDatabase() {
-            url = "jdbc:h2:file:" + dir.resolve("db-" + (++n)) + ";AUTO_SERVER=TRUE;LOCK_TIMEOUT=10000";
+            // DB_CLOSE_DELAY=-1: these plain data sources open a connection per call, and in one JVM the stores share
+            // one embedded database, which H2 closes when its last connection closes; a connection opened at that
+            // moment finds it closed (seen in concurrentInitialisation). A pool, or the h2() factory's stores, keep a
+            // connection, as applications do.
+            url = "jdbc:h2:file:" + dir.resolve("db-" + (++n))
+                    + ";AUTO_SERVER=TRUE;LOCK_TIMEOUT=10000;DB_CLOSE_DELAY=-1";
             return sameDatabase().get();
         }
 
