@@ -5,6 +5,7 @@ import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.command.InspectVolumeResponse;
 import com.github.dockerjava.api.command.WaitContainerResultCallback;
+import com.github.dockerjava.api.exception.ConflictException;
 import com.github.dockerjava.api.exception.DockerClientException;
 import com.github.dockerjava.api.exception.DockerException;
 import com.github.dockerjava.api.exception.NotFoundException;
@@ -102,6 +103,8 @@ public final class VolumeWorkdirs implements Workdirs {
     private final String defaultUser;
     private final String namespace;
     private final long helperGraceSeconds;
+    /** How often a volume removal that another manager's new helper got in the way of is tried. */
+    private static final int REMOVE_ATTEMPTS = 5;
     /** Volume name to its helper container id. */
     private final Map<String, String> helpers = new ConcurrentHashMap<>();
     private final VolumeFreeze freeze;
@@ -479,20 +482,40 @@ public final class VolumeWorkdirs implements Workdirs {
 
     /** Removes the volume's helpers (ours and leftovers), then the volume. Idempotent. */
     private void removeVolume(String name) {
-        String mine = helpers.remove(name);
-        if (mine != null) {
-            removeContainerQuietly(mine);
+        for (int attempt = 1; ; attempt++) {
+            String mine = helpers.remove(name);
+            if (mine != null) {
+                removeContainerQuietly(mine);
+            }
+            for (Container c : call(() -> docker.listContainersCmd().withShowAll(true)
+                    .withLabelFilter(Map.of(VOLUME, name)).exec())) {
+                removeContainerQuietly(c.getId());
+            }
+            try {
+                call(() -> docker.removeVolumeCmd(name).exec());
+                return;
+            } catch (NotFoundException gone) {
+                return;
+            } catch (ConflictException inUse) {
+                // "volume is in use": a helper made after the listing (another manager reading a snapshot's
+                // metadata lists every snapshot volume; seen in CI). Remove it too, a few times at most.
+                if (attempt == REMOVE_ATTEMPTS) {
+                    throw new SandboxException("cannot remove workdir volume " + name + ": " + inUse.getMessage(),
+                            inUse);
+                }
+                pause(50L * attempt);
+            } catch (DockerException e) {
+                throw new SandboxException("cannot remove workdir volume " + name + ": " + e.getMessage(), e);
+            }
         }
-        for (Container c : call(() -> docker.listContainersCmd().withShowAll(true)
-                .withLabelFilter(Map.of(VOLUME, name)).exec())) {
-            removeContainerQuietly(c.getId());
-        }
+    }
+
+    private static void pause(long millis) {
         try {
-            call(() -> docker.removeVolumeCmd(name).exec());
-        } catch (NotFoundException gone) {
-            // already gone
-        } catch (DockerException e) {
-            throw new SandboxException("cannot remove workdir volume " + name + ": " + e.getMessage(), e);
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new SandboxException("interrupted while removing a workdir volume", e);
         }
     }
 
