@@ -55,7 +55,8 @@ public interface Terminal extends AutoCloseable {
 
     /**
      * Resizes the terminal: the program gets {@code SIGWINCH} and {@code stty size} reports the new size. Ignored
-     * once the program ended.
+     * once the program ended. Docker applies the size before this returns; Podman hands it to its monitor
+     * process, which applies it a moment later, so input typed right after may still see the old size.
      *
      * @param size the new size
      * @throws SandboxExecException if the backend refused the resize of a running program

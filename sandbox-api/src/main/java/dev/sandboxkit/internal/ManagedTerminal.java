@@ -101,8 +101,11 @@ final class ManagedTerminal implements Terminal {
         }
     }
 
-    /** The program is over (or no longer ours to watch): release the exec slot, once. */
-    private void ended() {
+    /**
+     * The program is over (or no longer ours to watch): release the exec slot, once. Synchronized so that a
+     * {@code close()} racing the reader's end of output returns only after the slot is released.
+     */
+    private synchronized void ended() {
         if (ended.compareAndSet(false, true)) {
             engine.terminalEnded(entry, this);
         }

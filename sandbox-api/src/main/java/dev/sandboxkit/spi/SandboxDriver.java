@@ -271,11 +271,14 @@ public interface SandboxDriver extends AutoCloseable {
     }
 
     /**
-     * Replaces a snapshot's labels.
+     * Replaces a snapshot's labels. The engine changes only {@link SandboxLabels#KEPT}; a driver may index the
+     * identity labels ({@link SandboxLabels#FLEET}, {@link SandboxLabels#SESSION}, {@link SandboxLabels#SNAPSHOT})
+     * and refuse to change them.
      *
      * @param location the snapshot
      * @param labels   its new labels
      * @throws dev.sandboxkit.SandboxNotFoundException if it does not exist
+     * @throws IllegalArgumentException                if the driver keeps an identity label that would change
      */
     default void labelSnapshot(String location, Map<String, String> labels) {
         throw new dev.sandboxkit.SandboxUnsupportedException("the " + name() + " driver has no workdir snapshots");

@@ -250,7 +250,8 @@ class VolumeWorkdirsOnDockerTest {
         m.restore(golden, id);
         assertThat(run(g, "cat /workspace/seed.txt && readlink /workspace/link")).isEqualTo("golden\nseed.txt\n");
         m.destroy(golden);
-        assertThat(volumes(Map.of(SandboxLabels.SESSION, golden))).as("the golden workdir's volume").isEmpty();
+        assertThat(volumes(Map.of(SandboxLabels.SESSION, golden, VolumeWorkdirs.ROLE, "workdir")))
+                .as("the golden workdir's volume").isEmpty();
 
         String child = "child-" + UUID.randomUUID().toString().substring(0, 8);
         Sandbox c = m.acquire(child, FilesTestSupport.spec().template(WorkspaceTemplate.snapshot(id)).build());
@@ -261,6 +262,35 @@ class VolumeWorkdirsOnDockerTest {
         assertThat(volumes(Map.of(VolumeWorkdirs.ROLE, "helper"))).isEmpty();
         assertThat(docker.listContainersCmd().withShowAll(true).withLabelFilter(Map.of(SandboxLabels.OWNER,
                 m.instanceId())).exec()).as("no helper left after the sessions and snapshot went").isEmpty();
+    }
+
+    @Test
+    @DisplayName("listing snapshots reads only the matching ones: no helper on another fleet's snapshot volume")
+    void listingReadsOnlyMatchingSnapshots() {
+        SandboxManager mine = manager("mine", true, SessionStore.inMemory());
+        SandboxManager theirs = SandboxManager.builder().driver("docker").workspaceRoot(tmp.resolve("root-theirs"))
+                .fleet("theirs-" + UUID.randomUUID().toString().substring(0, 8)).clock(clock).idleTimeout(TTL)
+                .driverProperty("docker.workdirs", "volume").build();
+        managers.add(theirs);
+        String session = "s-" + UUID.randomUUID().toString().substring(0, 8);
+        run(mine.acquire(session, spec()), "echo mine > /workspace/f");
+        SnapshotId own = mine.snapshot(session);
+        String foreign = "f-" + UUID.randomUUID().toString().substring(0, 8);
+        run(theirs.acquire(foreign, spec()), "echo theirs > /workspace/f");
+        SnapshotId theirSnapshot = theirs.snapshot(foreign);
+        String theirVolume = volumes(Map.of(SandboxLabels.SNAPSHOT, theirSnapshot.toString())).get(0).getName();
+
+        assertThat(mine.snapshots(session)).extracting(s -> s.id()).containsExactly(own);
+        mine.keepSnapshot(own, true);
+
+        assertThat(docker.listContainersCmd().withShowAll(true).withLabelFilter(Map.of(VolumeWorkdirs.VOLUME,
+                theirVolume, SandboxLabels.OWNER, mine.instanceId())).exec())
+                .as("helpers this manager made on the other fleet's snapshot volume").isEmpty();
+        theirs.destroy(foreign);
+        mine.destroy(session);
+        mine.deleteSnapshot(own);
+        assertThat(volumes(Map.of(SandboxLabels.SNAPSHOT, theirSnapshot.toString())))
+                .as("the other fleet's unkept snapshot goes with its session").isEmpty();
     }
 
     @Test

@@ -1429,12 +1429,18 @@ public abstract class SandboxDriverTck {
         void resize() throws Exception {
             requireCapability(DriverCapability.REAL_PROCESSES, DriverCapability.TTY);
             Sandbox sandbox = acquire();
-            try (Terminal t = sandbox.terminal(ExecRequest.shell("stty size; read l; stty size").withTty(size));
+            try (Terminal t = sandbox.terminal(ExecRequest.shell(
+                    "stty size; while read l; do stty size; [ \"$l\" = q ] && exit 0; done").withTty(size));
                  Transcript out = new Transcript(t)) {
                 out.await("30 100\r\n");
 
                 t.resize(TerminalSize.of(132, 43));
-                type(t, "\r");
+                // Podman's conmon applies a resize a moment after the call returns (Terminal#resize): ask again.
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TRANSCRIPT_SECONDS);
+                do {
+                    type(t, "\r");
+                } while (!out.shows("43 132\r\n", 200) && System.nanoTime() < deadline);
+                type(t, "q\r");
 
                 out.await("43 132\r\n");
                 assertThat(t.size()).isEqualTo(TerminalSize.of(132, 43));
@@ -1628,6 +1634,15 @@ public abstract class SandboxDriverTck {
                 sleep(10);
             }
             assertThat(text.toString()).as("terminal output").contains(expected);
+        }
+
+        /** Whether the text appears within the given milliseconds. */
+        boolean shows(String expected, long millis) {
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+            while (text.indexOf(expected) < 0 && System.nanoTime() < deadline && end.getCount() > 0) {
+                sleep(10);
+            }
+            return text.indexOf(expected) >= 0;
         }
 
         String awaitEnd() throws InterruptedException {

@@ -88,6 +88,12 @@ public final class VolumeWorkdirs implements Workdirs {
     private static final String TREE = MOUNT + "/tree";
     private static final String META = "snapshot.properties";
     private static final String LABEL = "label.";
+    /**
+     * Snapshot labels that never change ({@link #labelSnapshot} refuses to), copied onto the snapshot's volume so
+     * that a listing reads the metadata of the matching snapshots only, never of other fleets' or sessions'.
+     */
+    private static final List<String> IDENTITY = List.of(SandboxLabels.FLEET, SandboxLabels.SESSION,
+            SandboxLabels.SNAPSHOT);
     /** A one-off container older than this is a crash's leftover: its command has a far shorter timeout. */
     static final long HELPER_GRACE_SECONDS = 600;
     private static final long SWEEP_EVERY_NANOS = TimeUnit.SECONDS.toNanos(60);
@@ -279,7 +285,11 @@ public final class VolumeWorkdirs implements Workdirs {
         String snap = "sbk-snap-" + id.toLowerCase(java.util.Locale.ROOT);
         Map<String, String> volumeLabels = new HashMap<>();
         volumeLabels.put(SandboxLabels.MANAGED, "true");
-        volumeLabels.put(SandboxLabels.SNAPSHOT, id);
+        for (String key : IDENTITY) {
+            if (labels.containsKey(key)) {
+                volumeLabels.put(key, labels.get(key));
+            }
+        }
         volumeLabels.put(ROLE, SNAPSHOT);
         volumeLabels.put(IMAGE, sourceLabels.getOrDefault(IMAGE, ""));
         call(() -> docker.createVolumeCmd().withName(snap).withLabels(volumeLabels).exec());
@@ -393,8 +403,13 @@ public final class VolumeWorkdirs implements Workdirs {
 
     @Override
     public List<SnapshotDescriptor> listSnapshots(Map<String, String> selector) {
-        List<InspectVolumeResponse> volumes = call(() -> docker.listVolumesCmd()
-                .withFilter("label", List.of(SandboxLabels.MANAGED + "=true", ROLE + "=" + SNAPSHOT)).exec())
+        List<String> filter = new ArrayList<>(List.of(SandboxLabels.MANAGED + "=true", ROLE + "=" + SNAPSHOT));
+        for (String key : IDENTITY) {
+            if (selector.containsKey(key)) {
+                filter.add(key + "=" + selector.get(key));
+            }
+        }
+        List<InspectVolumeResponse> volumes = call(() -> docker.listVolumesCmd().withFilter("label", filter).exec())
                 .getVolumes();
         List<SnapshotDescriptor> out = new ArrayList<>();
         for (InspectVolumeResponse v : volumes == null ? List.<InspectVolumeResponse>of() : volumes) {
@@ -412,6 +427,12 @@ public final class VolumeWorkdirs implements Workdirs {
         SnapshotDescriptor d = readMeta(snap);
         if (d == null) {
             throw new SandboxNotFoundException("snapshot " + location + " does not exist");
+        }
+        for (String key : IDENTITY) {
+            if (!java.util.Objects.equals(d.labels().get(key), labels.get(key))) {
+                throw new IllegalArgumentException("a snapshot's " + key + " label never changes: it was "
+                        + d.labels().get(key) + ", not " + labels.get(key));
+            }
         }
         writeMeta(snap, labels, d.createdAt(), d.sizeBytes());
     }
