@@ -8,6 +8,7 @@ import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.spec.McpSchema;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -136,6 +137,7 @@ class StdioIT {
     }
 
     @Test
+    @Tag("slow") // the default tier keeps the first test: the adapter end to end on the real engine
     void killedAndStartedAgainWithTheSameKeyTheServerResumesTheWorkspace() {
         Installation inst = installation("stdio-restart");
         String[] opts = {"--session-key", "gamma", "--lease", "2s"};
@@ -183,6 +185,7 @@ class StdioIT {
     }
 
     @Test
+    @Tag("slow") // the default tier keeps the first test: the adapter end to end on the real engine
     void killedWithoutAKeyTheNextServerOnTheStoreRemovesItsWorkspaceToo() {
         // Issue 29 D5: an unkeyed workspace nobody can name again must not outlive a server killed with -9.
         Installation inst = installation("stdio-unkeyed-kill");
@@ -220,6 +223,7 @@ class StdioIT {
     }
 
     @Test
+    @Tag("slow") // the default tier keeps the first test: the adapter end to end on the real engine
     void badInputGetsErrorsAndTheServerCarriesOnUntilTheClientLeavesMidCall() throws Exception {
         Installation inst = installation("stdio-raw");
         Path log = Servers.log("stdio-raw");
