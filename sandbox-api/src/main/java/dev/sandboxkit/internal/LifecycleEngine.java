@@ -130,8 +130,8 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     private final ProcessSupport processes;
     private final Archives archives;
     private final StoreIdentity storeIdentity;
-    /** Terminals open now, so that close() can end them. */
-    private final java.util.Set<ManagedTerminal> terminals = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Execs, shells, processes, terminals, forwards and files in the live sandboxes. */
+    private final LiveOperations live;
     private volatile boolean closed;
 
     private LifecycleEngine(ManagerSettings s, SandboxDriver driver, boolean ownsDriver, Clock clock,
@@ -169,6 +169,8 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         long reconcileMillis = config.getReconcileInterval().toMillis();
         this.reconciler = new Reconciler(ctx, this, pools.values(), snapshots, storeIdentity, config.getOrphanGrace());
         this.processes = new ProcessSupport(ctx);
+        this.live = new LiveOperations(driver, store, sessions, clock, config.fileLimits(), events, processes, forwards,
+                this);
         this.archives = new Archives(ctx, io, s.archiveStore(), config.getArchiveAfter(),
                 Path.of(System.getProperty("java.io.tmpdir"), "sandboxkit-archive-spool"));
         this.housekeeper = new Housekeeper(ctx, this, reconciler, reaperMillis, Math.max(10, leaseMillis / 3),
@@ -260,7 +262,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
             if (e.isActive()) {
                 if (fingerprint.equals(e.record.specFingerprint())) {
                     e.touch(clock.millis());
-                    return new ManagedSandbox(this, sessionId, e.record.createdAt());
+                    return new ManagedSandbox(this, live, sessionId, e.record.createdAt());
                 }
                 log.info("Session {}: spec changed, replacing container {} (workdir kept)", sessionId,
                         shortId(e.sandboxId()));
@@ -270,7 +272,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
                 }
             }
             acquireLocked(e, spec, encoded, fingerprint);
-            return new ManagedSandbox(this, sessionId, e.record.createdAt());
+            return new ManagedSandbox(this, live, sessionId, e.record.createdAt());
         });
     }
 
@@ -481,7 +483,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
      */
     private void start(SessionEntry e, SessionRecord rec, SandboxSpec spec, boolean fresh) {
         if (!Archives.isArchived(rec)) {
-            requireWorkdirHere(ctx, rec, "acquire it there"); // before the takeover below writes anything
+            requireWorkdirHere(driver, rec, "acquire it there"); // before the takeover below writes anything
         }
         Instant now = now();
         if (rec.state() == SessionState.ACTIVE) {
@@ -509,7 +511,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         Map<String, Duration> phases = new LinkedHashMap<>();
         if (Archives.isArchived(rec)) {
             rec = archives.restore(rec, spec, took -> phases.put("archive-restore", took)).orElseThrow(StaleRecord::new);
-            requireWorkdirHere(ctx, rec, "acquire it there"); // an upload that never finished left it where it was
+            requireWorkdirHere(driver, rec, "acquire it there"); // an upload that never finished left it where it was
         }
         String sandboxId;
         try {
@@ -575,248 +577,34 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         }
     }
 
-    // ---------------------------------------------------------------- exec
+    // ---------------------------------------------------------------- live operations (LiveOperations)
 
     @Override
     public ExecResult exec(String sessionId, ExecRequest request) {
-        return exec(sessionId, request, null);
-    }
-
-    ExecResult exec(String sessionId, ExecRequest request, Instant incarnation) {
-        Objects.requireNonNull(sessionId, "sessionId");
-        Objects.requireNonNull(request, "request");
-        requireTtySupport(request);
-        return inLiveSandbox(sessionId, incarnation, (e, sandboxId) -> execIn(e, sandboxId, request, request));
-    }
-
-    /** A request with a terminal needs a driver that has terminals: say so rather than run it without one. */
-    private void requireTtySupport(ExecRequest request) {
-        if (request.tty() != null && !driver.capabilities().contains(DriverCapability.TTY)) {
-            throw new SandboxUnsupportedException("the " + driver.name() + " driver cannot run commands on a "
-                    + "terminal (PTY): it does not declare the TTY capability");
-        }
-    }
-
-    // ---------------------------------------------------------------- terminals
-
-    /**
-     * Opens a terminal in the session's live sandbox (resuming it first). The terminal takes an exec slot of its
-     * own before the driver opens it and keeps it until it ends ({@link #terminalEnded}), so that the reaper
-     * waits for it as for an exec; the slot {@link #inLiveSandbox} takes for the opening is released as usual.
-     */
-    Terminal openTerminal(String sessionId, ExecRequest request, Instant incarnation) {
-        Objects.requireNonNull(request, "request");
-        if (request.tty() == null) {
-            throw new IllegalArgumentException("a terminal needs a size: pass request.withTty(TerminalSize.of(80, 24))");
-        }
-        requireTtySupport(request);
-        return inLiveSandbox(sessionId, incarnation, (e, sandboxId) -> {
-            String held = e.beginExec(clock.millis());
-            if (!sandboxId.equals(held)) {
-                if (held != null) {
-                    e.endExec(clock.millis());
-                }
-                throw new SandboxNotFoundException("container " + shortId(sandboxId) + " is being removed");
-            }
-            ManagedTerminal terminal;
-            try {
-                TerminalConnection connection = driver.openTerminal(sandboxId,
-                        ContainerSetup.withEnvironment(e.execEnv, request));
-                terminal = new ManagedTerminal(this, e, sandboxId, connection, request.tty());
-            } catch (RuntimeException | Error failed) {
-                e.endExec(clock.millis());
-                throw failed;
-            }
-            terminals.add(terminal);
-            if (closed) {
-                terminal.close(); // close() may have passed the set already
-            }
-            return terminal;
-        });
-    }
-
-    /** A terminal ended: its exec slot is free again. Called once per terminal, on any thread. */
-    void terminalEnded(SessionEntry e, ManagedTerminal terminal) {
-        terminals.remove(terminal);
-        e.endExec(clock.millis());
-    }
-
-    /**
-     * Runs an action on the session's live sandbox as an exec: resumes a suspended session first, counts the
-     * action as activity (the reaper waits for it), and if the container vanished before the action started
-     * (removed outside this manager) suspends and resumes transparently, once.
-     */
-    private <T> T inLiveSandbox(String sessionId, Instant incarnation, BiFunction<SessionEntry, String, T> action) {
-        for (int attempt = 1; ; attempt++) {
-            checkOpen();
-            SessionEntry e = sessions.get(sessionId);
-            String sandboxId = e == null ? null : e.beginExec(clock.millis());
-            if (sandboxId == null) {
-                resume(sessionId, incarnation);
-                continue;
-            }
-            if (incarnation != null && !incarnation.equals(e.record.createdAt())) {
-                e.endExec(clock.millis());
-                throw notFound(sessionId); // a later session reuses the id: not this handle's (never "vanished")
-            }
-            boolean vanished = false;
-            try {
-                return action.apply(e, sandboxId);
-            } catch (SandboxNotFoundException notFound) {
-                if (attempt >= 2 || e.isGone() || !sandboxId.equals(e.sandboxId())) {
-                    throw notFound;
-                }
-                vanished = true;
-            } finally {
-                e.endExec(clock.millis());
-            }
-            if (vanished) {
-                log.warn("Session {}: container {} vanished; resuming with a fresh one", sessionId, shortId(sandboxId));
-                forgetContainer(e, sandboxId);
-            }
-        }
-    }
-
-    /**
-     * Runs {@code command} (with the session's environment) in the live sandbox; events, when enabled, show
-     * {@code shown}: the caller's request, which a shell session wraps into its script.
-     */
-    private ExecResult execIn(SessionEntry e, String sandboxId, ExecRequest shown, ExecRequest command) {
-        ExecRequest withEnv = ContainerSetup.withEnvironment(e.execEnv, command);
-        if (!events.enabled()) {
-            return classify(e, sandboxId, driver.exec(sandboxId, withEnv));
-        }
-        boolean first = e.takeFirstExec();
-        events.emit(new SandboxEvent.ExecStarted(e.sessionId, sandboxId, clock.instant(), shown));
-        ExecResult result = classify(e, sandboxId, driver.exec(sandboxId, withEnv));
-        events.emit(new SandboxEvent.ExecFinished(e.sessionId, sandboxId, clock.instant(), result, first));
-        return result;
-    }
-
-    /** An exec cut short because the janitor killed its container reports that, not a generic kill. */
-    static ExecResult classify(SessionEntry e, String sandboxId, ExecResult result) {
-        if (result.termination() != ExecResult.Termination.EXITED && result.termination() != ExecResult.Termination.TIMED_OUT
-                && sandboxId.equals(e.lifetimeKilled)) {
-            return ExecResult.builder().exitCode(result.exitCode()).stdoutBytes(result.stdoutBytes())
-                    .stderrBytes(result.stderrBytes()).stdoutTruncated(result.stdoutTruncated())
-                    .stderrTruncated(result.stderrTruncated())
-                    .termination(ExecResult.Termination.LIFETIME_EXCEEDED).duration(result.duration()).build();
-        }
-        return result;
-    }
-
-    // ---------------------------------------------------------------- port forwards
-
-    /**
-     * Opens a forward to the session's live container (resuming it first), as an exec would reach it. The
-     * forward is tied to that container: its removal, for whatever reason, closes the forward.
-     */
-    PortForward forward(String sessionId, Instant incarnation, int containerPort, ForwardOptions options) {
-        Objects.requireNonNull(options, "options");
-        PortForwards.validate(driver, containerPort, options);
-        return inLiveSandbox(sessionId, incarnation, (e, sandboxId) -> {
-            ManagedPortForward f = forwards.open(sessionId, sandboxId, containerPort, options);
-            if (!sandboxId.equals(e.sandboxId())) {
-                f.close(); // removed meanwhile (destroy, lifetime): its removal may have run before we registered
-                throw new SandboxNotFoundException("the sandbox of session " + sessionId
-                        + " was removed while the forward was being opened");
-            }
-            return f;
-        });
-    }
-
-    /** Forwards open now, over all sessions (tests). */
-    int openForwards() {
-        return forwards.openCount();
-    }
-
-    // ---------------------------------------------------------------- background processes (ProcessSupport)
-
-    /** Starts a background process in the session's live sandbox (resuming it first), as an exec would run. */
-    SandboxProcess startProcess(String sessionId, Instant incarnation, ExecRequest request, ProcessOptions options) {
-        Objects.requireNonNull(request, "request");
-        Objects.requireNonNull(options, "options");
-        return inLiveSandbox(sessionId, incarnation, (e, sandboxId) -> processes.start(e, sandboxId, request, options));
+        return live.exec(sessionId, request, null);
     }
 
     @Override
     public SandboxProcess process(String sessionId, String processId) {
-        SessionIds.requireValid(sessionId);
-        Objects.requireNonNull(processId, "processId");
-        checkOpen();
-        return processes.handle(sessionId, processId);
+        return live.process(sessionId, processId);
     }
 
     @Override
     public List<SandboxProcess> processes(String sessionId) {
+        return live.processes(sessionId);
+    }
+
+    @Override
+    public SandboxFiles files(String sessionId) {
         SessionIds.requireValid(sessionId);
-        checkOpen();
-        return processes.list(sessionId);
+        return live.files(sessionId, null);
     }
 
-    // ---------------------------------------------------------------- shell sessions
-
-    /** Creates a shell session's state in the session's live sandbox (resuming it first), as an exec would reach it. */
-    ShellSession openShell(String sessionId, Instant incarnation) {
-        String name = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
-        return inLiveSandbox(sessionId, incarnation, (e, sandboxId) -> new ManagedShellSession(this, sessionId,
-                sandboxId, ManagedShellSession.stateDir(sessionId, driver.exec(sandboxId,
-                ManagedShellSession.openRequest(name)))));
-    }
-
-    /**
-     * One command of a shell session: activity exactly like an exec (the reaper waits for it), but it never
-     * resumes: the session's state lived in the sandbox it was opened in. Events show the caller's request.
-     */
-    ExecResult shellExec(String sessionId, ManagedShellSession shell, ExecRequest request, ExecRequest command) {
-        checkOpen();
-        requireTtySupport(command);
-        SessionEntry e = sessions.get(sessionId);
-        String sandboxId = e == null ? null : e.beginExec(clock.millis());
-        if (sandboxId == null) {
-            throw shellEnded(sessionId);
-        }
-        try {
-            if (!sandboxId.equals(shell.sandboxId)) {
-                throw shellEnded(sessionId);
-            }
-            return execIn(e, sandboxId, request, command);
-        } catch (SandboxNotFoundException gone) {
-            throw shellEnded(sessionId);
-        } finally {
-            e.endExec(clock.millis());
-        }
-    }
-
-    /** Whether the session's live container is {@code sandboxId} (a shell session's state lives there). */
-    boolean holds(String sessionId, String sandboxId) {
-        SessionEntry e = sessions.get(sessionId);
-        return e != null && sandboxId.equals(e.sandboxId());
-    }
-
-    /** Discards a shell session's state, unless its sandbox is already gone (the state went with it). */
-    void closeShell(String sessionId, ManagedShellSession shell) {
-        SessionEntry e = sessions.get(sessionId);
-        if (closed || e == null || !shell.sandboxId.equals(e.sandboxId())) {
-            return;
-        }
-        try {
-            ExecResult r = driver.exec(shell.sandboxId, shell.closeRequest());
-            if (!r.isSuccess()) {
-                log.debug("Session {}: removing shell state {} ended with {}", sessionId, shell.dir, r);
-            }
-        } catch (RuntimeException ex) {
-            log.debug("Session {}: could not remove shell state {}: {}", sessionId, shell.dir, ex.toString());
-        }
-    }
-
-    private static ShellSessionEndedException shellEnded(String sessionId) {
-        return new ShellSessionEndedException("the shell session in " + sessionId + " ended: its sandbox was reaped, "
-                + "replaced or destroyed, and its state with it; open a new one with Sandbox.shell()");
-    }
+    // ---------------------------------------------------------------- resume, keep-alive, info, release, destroy
 
     /** Brings a suspended session back with a fresh container on the same workdir. */
-    private void resume(String sessionId, Instant incarnation) {
+    @Override
+    public void resume(String sessionId, Instant incarnation) {
         underLifecycleLock(sessionId, e -> {
             if (!e.isActive()) {
                 SessionRecord rec = store.find(sessionId).orElseThrow(() -> notFound(sessionId));
@@ -827,19 +615,6 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
             }
             return null;
         });
-    }
-
-    // ---------------------------------------------------------------- keep-alive, info, release, destroy
-
-    @Override
-    public SandboxFiles files(String sessionId) {
-        SessionIds.requireValid(sessionId);
-        return new SessionFiles(ctx, this, sessionId, null);
-    }
-
-    /** The files API of one incarnation (a handle's): a later session reusing the id is not reached. */
-    SandboxFiles files(String sessionId, Instant incarnation) {
-        return new SessionFiles(ctx, this, sessionId, incarnation);
     }
 
     @Override
@@ -960,7 +735,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
                 attempt = 0; // it finished, failed (its claim released) or lapsed: look again
                 continue;
             }
-            requireWorkdirHere(ctx, rec, "destroy it there"); // before the claim: nothing is written
+            requireWorkdirHere(driver, rec, "destroy it there"); // before the claim: nothing is written
             Optional<SessionRecord> claimed = store.update(rec.withSandbox(SessionState.DESTROYING, rec.sandboxId(),
                     rec.sandboxStartedAt()).withOwner(instanceId, lease(now)).withLastActivity(now));
             if (claimed.isEmpty()) {
@@ -1044,8 +819,8 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
      * @param doThere what the caller can do there instead, such as "destroy it there"
      * @throws SandboxConfigurationException naming where the workdir is
      */
-    static void requireWorkdirHere(EngineContext ctx, SessionRecord rec, String doThere) {
-        Optional<String> where = workdirElsewhere(ctx.driver(), rec);
+    static void requireWorkdirHere(SandboxDriver driver, SessionRecord rec, String doThere) {
+        Optional<String> where = workdirElsewhere(driver, rec);
         if (where.isPresent()) {
             throw new SandboxConfigurationException("session " + rec.sessionId() + ": this session's workdir is on "
                     + "another host (" + where.get() + "); " + doThere + " or archive it first (the archive tier, "
@@ -1329,7 +1104,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         SpecCodec.Encoded enc = specs.encoded(spec);
         acquireLocked(target, spec, enc.text(), enc.fingerprint(), source.workspace());
         log.info("Session {}: forked from {}", newSessionId, sessionId);
-        return new ManagedSandbox(this, newSessionId, target.record.createdAt());
+        return new ManagedSandbox(this, live, newSessionId, target.record.createdAt());
     }
 
     @Override
@@ -1468,13 +1243,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
             }
         }
         // Their containers are gone by now (or could not be removed): release their connections either way.
-        for (ManagedTerminal t : terminals) {
-            try {
-                t.close();
-            } catch (RuntimeException ex) {
-                log.debug("Could not close {}: {}", t, ex.toString());
-            }
-        }
+        live.closeTerminals();
         if (!Thread.currentThread().isInterrupted()) {
             reconciler.closing();
         }
@@ -1532,7 +1301,8 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         }
     }
 
-    private void checkOpen() {
+    @Override
+    public void checkOpen() {
         if (closed) {
             throw new IllegalStateException("sandbox manager " + instanceId + " is closed");
         }
