@@ -1,39 +1,20 @@
 package dev.sandboxkit.internal;
 
-import dev.sandboxkit.ExecRequest;
-import dev.sandboxkit.ExecResult;
-import dev.sandboxkit.FileLimits;
-import dev.sandboxkit.ForwardOptions;
-import dev.sandboxkit.ManagerStats;
-import dev.sandboxkit.PortForward;
-import dev.sandboxkit.ProcessOptions;
-import dev.sandboxkit.Sandbox;
 import dev.sandboxkit.SandboxAcquireException;
-import dev.sandboxkit.SandboxConfig;
 import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxEvent;
 import dev.sandboxkit.SandboxException;
-import dev.sandboxkit.SandboxFiles;
-import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxNotFoundException;
-import dev.sandboxkit.SandboxProcess;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SandboxTimeoutException;
 import dev.sandboxkit.SessionInfo;
 import dev.sandboxkit.SessionState;
 import dev.sandboxkit.SessionStoreException;
-import dev.sandboxkit.ShellSession;
-import dev.sandboxkit.ShellSessionEndedException;
 import dev.sandboxkit.SnapshotId;
-import dev.sandboxkit.SnapshotInfo;
 import dev.sandboxkit.SandboxUnsupportedException;
-import dev.sandboxkit.Terminal;
 import dev.sandboxkit.spi.DriverCapability;
-import dev.sandboxkit.spi.TerminalConnection;
 import dev.sandboxkit.WarmPool;
 import dev.sandboxkit.spi.CreateRequest;
-import dev.sandboxkit.spi.DriverCapability;
-import dev.sandboxkit.spi.DriverContext;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SessionRecord;
 import dev.sandboxkit.spi.SessionStore;
@@ -42,36 +23,28 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
 
-import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.SynchronousQueue;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BiFunction;
 
 /**
  * The lifecycle engine: the one place that decides when a session's container is created, reused,
- * reaped, resumed and destroyed. Drivers only carry out what it decides; the store records it.
+ * reaped, resumed and destroyed. Drivers only carry out what it decides; the store records it. What runs in a
+ * live sandbox (execs, shells, processes, terminals, forwards, files) is {@link LiveOperations}'; the manager's
+ * calls reach both through {@link ManagerFacade}.
  *
  * <p>Order of writes, chosen so that nothing is ever recorded done before it is done, and a crash or an
  * outage at any point leaves nothing the janitor cannot finish:
@@ -88,7 +61,7 @@ import java.util.function.BiFunction;
  * entry leaves the map only once the destroy is over, so create, resume, reap and destroy of one session are
  * linearizable within a manager; across managers the store's compare-and-set orders them.
  */
-final class LifecycleEngine implements SandboxManager, LifecycleActions {
+final class LifecycleEngine implements LifecycleActions {
     /** Session-id prefix of the record through which a manager shows other managers it is alive. */
     static final String PRESENCE_PREFIX = "_manager.";
     /**
@@ -99,10 +72,8 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     static final String MDC_SESSION = "sandboxkit.session";
     private static final Logger log = LoggerFactory.getLogger(LifecycleEngine.class);
     private static final int MAX_ATTEMPTS = 5;
-    private static final AtomicInteger THREADS = new AtomicInteger();
-    private static final AtomicInteger IO_THREADS = new AtomicInteger();
 
-    /** Shared with the housekeeping parts; the fields below are shorthands for its parts. */
+    /** Shared with the other parts; the fields below are shorthands for its parts. */
     private final EngineContext ctx;
     private final SandboxDriver driver;
     private final SessionStore store;
@@ -110,148 +81,75 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     private final long idleMillis;
     private final String instanceId;
     private final ScheduledExecutorService scheduler;
-    private final SessionRegistry sessions = new SessionRegistry();
-    private final Stats stats = new Stats();
+    private final SessionRegistry sessions;
+    private final Stats stats;
     private final Events events;
     private final Removals removals;
-    private final SpecCodec specs = new SpecCodec();
-    private final ContainerSetup setup = new ContainerSetup();
+    private final SpecCodec specs;
+    private final ContainerSetup setup;
     private final Map<String, PoolManager> pools;
-    private final boolean ownsDriver;
-    private final boolean ownsStore;
-    private final boolean ownsScheduler;
-    /** Runs forwards' accept loops and pumps; ours to shut down unless the builder supplied it. */
-    private final Executor io;
-    private final boolean ownsIo;
     private final PortForwards forwards;
-    private final Housekeeper housekeeper;
-    private final Reconciler reconciler;
     private final Snapshots snapshots;
     private final ProcessSupport processes;
     private final Archives archives;
-    private final StoreIdentity storeIdentity;
-    /** Execs, shells, processes, terminals, forwards and files in the live sandboxes. */
-    private final LiveOperations live;
     private volatile boolean closed;
 
-    private LifecycleEngine(ManagerSettings s, SandboxDriver driver, boolean ownsDriver, Clock clock,
-                            String instanceId, Path workspaceRoot) {
-        this.driver = driver;
-        this.ownsDriver = ownsDriver;
-        this.clock = clock;
-        this.instanceId = instanceId;
-        this.ownsStore = s.store() == null;
-        this.store = ownsStore ? SessionStore.inMemory() : s.store();
-        SandboxConfig config = s.config();
-        this.idleMillis = config.getIdleTimeout().toMillis();
-        long leaseMillis = config.getLeaseDuration().toMillis();
-        this.ownsScheduler = s.scheduler() == null;
-        this.scheduler = ownsScheduler ? newScheduler() : s.scheduler();
-        this.events = new Events(s.listeners());
-        this.ownsIo = s.ioExecutor() == null;
-        this.io = ownsIo ? newIoPool() : s.ioExecutor();
-        this.forwards = new PortForwards(driver, sessions, clock, io);
-        this.removals = new Removals(driver, clock, forwards::closeFor);
-        this.storeIdentity = StoreIdentity.open(store, workspaceRoot, driver.name(), Instant.ofEpochMilli(clock.millis()));
-        this.ctx = new EngineContext(driver, store, clock, instanceId,
-                SessionIds.requireValidInstanceId(config.getFleet()), storeIdentity.id(),
-                idleMillis, leaseMillis, scheduler, config.fileLimits(),
-                specs, setup, stats, events, sessions, removals);
-        this.snapshots = new Snapshots(ctx);
+    /**
+     * Takes the parts it shares with the rest of the manager, and creates the warm pools.
+     *
+     * @param forwards  closed when their container goes to another manager
+     * @param warmPools the pools to keep, each filled on {@link #fillPools()}
+     */
+    LifecycleEngine(EngineContext ctx, Snapshots snapshots, ProcessSupport processes, Archives archives,
+                    PortForwards forwards, List<WarmPool> warmPools) {
+        this.ctx = ctx;
+        this.driver = ctx.driver();
+        this.store = ctx.store();
+        this.clock = ctx.clock();
+        this.idleMillis = ctx.idleMillis();
+        this.instanceId = ctx.instanceId();
+        this.scheduler = ctx.scheduler();
+        this.sessions = ctx.sessions();
+        this.stats = ctx.stats();
+        this.events = ctx.events();
+        this.removals = ctx.removals();
+        this.specs = ctx.specs();
+        this.setup = ctx.setup();
+        this.snapshots = snapshots;
+        this.processes = processes;
+        this.archives = archives;
+        this.forwards = forwards;
         Map<String, PoolManager> byFingerprint = new LinkedHashMap<>();
-        for (WarmPool pool : s.warmPools()) {
+        for (WarmPool pool : warmPools) {
             String fingerprint = specs.encoded(pool.spec()).fingerprint();
             byFingerprint.put(fingerprint, new PoolManager(ctx, snapshots, this::isClosed, pool, fingerprint));
         }
         this.pools = Map.copyOf(byFingerprint);
-        long reaperMillis = config.getReaperInterval() != null ? config.getReaperInterval().toMillis()
-                : Math.max(10, Math.min(500, idleMillis / 4));
-        long reconcileMillis = config.getReconcileInterval().toMillis();
-        this.reconciler = new Reconciler(ctx, this, pools.values(), snapshots, storeIdentity, config.getOrphanGrace());
-        this.processes = new ProcessSupport(ctx);
-        this.live = new LiveOperations(driver, store, sessions, clock, config.fileLimits(), events, processes, forwards,
-                this);
-        this.archives = new Archives(ctx, io, s.archiveStore(), config.getArchiveAfter(),
-                Path.of(System.getProperty("java.io.tmpdir"), "sandboxkit-archive-spool"));
-        this.housekeeper = new Housekeeper(ctx, this, reconciler, reaperMillis, Math.max(10, leaseMillis / 3),
-                reconcileMillis, archives.enabled() ? archives.passMillis(reconcileMillis) : 0);
     }
 
-    /**
-     * Resolves defaults, creates or adopts the driver, checks the backend answers and starts housekeeping:
-     * the reaper, lease renewal, a first orphan sweep and the warm pools' first fill.
-     *
-     * @param s the builder's choices
-     * @return the running manager
-     */
-    static SandboxManager start(ManagerSettings s) {
-        Clock clock = s.clock() != null ? s.clock() : Clock.systemUTC();
-        SandboxConfig config = s.config();
-        String instanceId = config.getInstanceId() != null ? SessionIds.requireValidInstanceId(config.getInstanceId())
-                : "m-" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-        DriverContext context = new DriverContext(instanceId, config.getWorkspaceRoot().toAbsolutePath().normalize(),
-                clock, config.getDriverSettings());
-        boolean ownsDriver = s.driver() == null;
-        SandboxDriver driver = ownsDriver
-                ? DriverResolver.create(config.getDriver(), context, Thread.currentThread().getContextClassLoader())
-                : s.driver();
-        LifecycleEngine engine = null;
-        try {
-            driver.ping();
-            engine = new LifecycleEngine(s, driver, ownsDriver, clock, instanceId, context.workspaceRoot());
-            engine.announcePresence();
-            engine.housekeeper.start();
-            engine.pools.values().forEach(PoolManager::replenishAsync);
-            log.info("Sandbox manager {} started: driver={}, idleTimeout={}, workspaceRoot={}", instanceId,
-                    driver.name(), Duration.ofMillis(engine.idleMillis), context.workspaceRoot());
-            return engine;
-        } catch (RuntimeException e) {
-            if (engine != null) {
-                engine.close();
-            } else if (ownsDriver) {
-                closeQuietly(driver);
-            }
-            throw e;
-        }
+    /** The warm pools, by spec fingerprint. */
+    Collection<PoolManager> pools() {
+        return pools.values();
     }
 
-    private static ScheduledExecutorService newScheduler() {
-        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(2, r -> {
-            Thread t = new Thread(r, "sandboxkit-housekeeper-" + THREADS.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
-        executor.setRemoveOnCancelPolicy(true);
-        return executor;
+    /** Starts filling every warm pool, in the background. */
+    void fillPools() {
+        pools.values().forEach(PoolManager::replenishAsync);
     }
 
-    /** Grows with the open forwards and connections (each needs its threads), shrinks when they end. */
-    private static ExecutorService newIoPool() {
-        ThreadPoolExecutor pool = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS,
-                new SynchronousQueue<>(), r -> {
-                    Thread t = new Thread(r, "sandboxkit-io-" + IO_THREADS.incrementAndGet());
-                    t.setDaemon(true);
-                    return t;
-                });
-        return pool;
-    }
-
-    /**
-     * Writes this manager's presence record: other managers sharing the store treat containers labelled
-     * with this owner as live while its lease is renewed, even when it holds no session yet (warm pools).
-     */
-    private void announcePresence() {
-        Instant now = now();
-        store.insert(SessionRecord.builder().sessionId(PRESENCE_PREFIX + instanceId).driver(driver.name())
-                .state(SessionState.SUSPENDED).sandboxId(null).workspace("-").spec("-").specFingerprint("-")
-                .ephemeral(false).createdAt(now).lastActivity(now).sandboxStartedAt(null).owner(instanceId)
-                .leaseExpiry(lease(now)).version(1).attributes(Map.of()).build());
+    /** Sandboxes waiting in the warm pools now. */
+    long pooledCount() {
+        return pools.values().stream().mapToLong(PoolManager::size).sum();
     }
 
     // ---------------------------------------------------------------- acquire
 
-    @Override
-    public Sandbox acquire(String sessionId, SandboxSpec spec) {
+    /**
+     * Gives the session a live container: the one it has, else a resumed, pooled or new one.
+     *
+     * @return the incarnation acquired (its creation instant), which its handle names
+     */
+    Instant acquire(String sessionId, SandboxSpec spec) {
         SessionIds.requireValid(sessionId);
         Objects.requireNonNull(spec, "spec");
         checkOpen();
@@ -262,7 +160,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
             if (e.isActive()) {
                 if (fingerprint.equals(e.record.specFingerprint())) {
                     e.touch(clock.millis());
-                    return new ManagedSandbox(this, live, sessionId, e.record.createdAt());
+                    return e.record.createdAt();
                 }
                 log.info("Session {}: spec changed, replacing container {} (workdir kept)", sessionId,
                         shortId(e.sandboxId()));
@@ -272,7 +170,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
                 }
             }
             acquireLocked(e, spec, encoded, fingerprint);
-            return new ManagedSandbox(this, live, sessionId, e.record.createdAt());
+            return e.record.createdAt();
         });
     }
 
@@ -577,29 +475,6 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         }
     }
 
-    // ---------------------------------------------------------------- live operations (LiveOperations)
-
-    @Override
-    public ExecResult exec(String sessionId, ExecRequest request) {
-        return live.exec(sessionId, request, null);
-    }
-
-    @Override
-    public SandboxProcess process(String sessionId, String processId) {
-        return live.process(sessionId, processId);
-    }
-
-    @Override
-    public List<SandboxProcess> processes(String sessionId) {
-        return live.processes(sessionId);
-    }
-
-    @Override
-    public SandboxFiles files(String sessionId) {
-        SessionIds.requireValid(sessionId);
-        return live.files(sessionId, null);
-    }
-
     // ---------------------------------------------------------------- resume, keep-alive, info, release, destroy
 
     /** Brings a suspended session back with a fresh container on the same workdir. */
@@ -615,11 +490,6 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
             }
             return null;
         });
-    }
-
-    @Override
-    public void keepAlive(String sessionId) {
-        keepAlive(sessionId, null);
     }
 
     /**
@@ -638,8 +508,8 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         }
     }
 
-    @Override
-    public Optional<SessionInfo> session(String sessionId) {
+    /** The session's state as a caller sees it; empty if it never existed. */
+    Optional<SessionInfo> session(String sessionId) {
         if (sessionId.startsWith("_")) {
             return Optional.empty(); // the store's own records (presence, identity): no session id starts so
         }
@@ -659,11 +529,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
                 .spec(specs.decode(r.spec())).attributes(r.attributes()).build());
     }
 
-    @Override
-    public void release(String sessionId) {
-        release(sessionId, null);
-    }
-
+    /** Destroys an ephemeral session (or that incarnation of it); a persistent one keeps its container. */
     void release(String sessionId, Instant incarnation) {
         Optional<SessionRecord> rec = store.find(sessionId);
         if (rec.isPresent() && rec.get().ephemeral()
@@ -673,11 +539,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         // A persistent session keeps its container until the idle TTL: the next call is instant.
     }
 
-    @Override
-    public void destroy(String sessionId) {
-        destroy(sessionId, null);
-    }
-
+    /** Destroys the session (or only that incarnation of it): containers, workdir, unkept snapshots. */
     void destroy(String sessionId, Instant incarnation) {
         underLifecycleLock(sessionId, e -> {
             try {
@@ -1040,15 +902,15 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
 
     // ---------------------------------------------------------------- snapshots
 
-    @Override
-    public SnapshotId snapshot(String sessionId) {
+    /** Snapshots the session's workdir, under its lifecycle lock. */
+    SnapshotId snapshot(String sessionId) {
         SessionIds.requireValid(sessionId);
         checkOpen();
         return underLifecycleLock(sessionId, e -> snapshots.take(local(e)));
     }
 
-    @Override
-    public void restore(String sessionId, SnapshotId snapshot) {
+    /** Replaces the session's workdir with a snapshot's; its container, if live, is removed first. */
+    void restore(String sessionId, SnapshotId snapshot) {
         SessionIds.requireValid(sessionId);
         Objects.requireNonNull(snapshot, "snapshot");
         checkOpen();
@@ -1073,9 +935,10 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
      * Holds both sessions' lifecycle locks for the whole fork, taken in id order (a fork the other way round
      * cannot deadlock with this one): the target's, so that a concurrent acquire or fork of the same new id
      * cannot interleave; the source's, so that no destroy or restore of the source runs during the copy.
+     *
+     * @return the new session's incarnation
      */
-    @Override
-    public Sandbox fork(String sessionId, String newSessionId) {
+    Instant fork(String sessionId, String newSessionId) {
         SessionIds.requireValid(sessionId);
         SessionIds.requireValid(newSessionId);
         checkOpen();
@@ -1092,7 +955,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     }
 
     /** Creates the fork's session on a copy of the source's workdir. Both lifecycle locks held. */
-    private Sandbox forkLocked(String sessionId, SessionEntry target) {
+    private Instant forkLocked(String sessionId, SessionEntry target) {
         String newSessionId = target.sessionId;
         SessionRecord source = local(sessionId); // an archived source is brought back to this host first
         Optional<SessionRecord> existing = store.find(newSessionId);
@@ -1104,23 +967,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         SpecCodec.Encoded enc = specs.encoded(spec);
         acquireLocked(target, spec, enc.text(), enc.fingerprint(), source.workspace());
         log.info("Session {}: forked from {}", newSessionId, sessionId);
-        return new ManagedSandbox(this, live, newSessionId, target.record.createdAt());
-    }
-
-    @Override
-    public List<SnapshotInfo> snapshots(String sessionId) {
-        Objects.requireNonNull(sessionId, "sessionId");
-        return snapshots.of(sessionId);
-    }
-
-    @Override
-    public void keepSnapshot(SnapshotId snapshot, boolean keep) {
-        snapshots.keep(Objects.requireNonNull(snapshot, "snapshot"), keep);
-    }
-
-    @Override
-    public void deleteSnapshot(SnapshotId snapshot) {
-        snapshots.delete(Objects.requireNonNull(snapshot, "snapshot"));
+        return target.record.createdAt();
     }
 
     /** The session's record with its workdir on this host (unpacked from the archive tier first). Lock held. */
@@ -1173,49 +1020,20 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
                 .orElseThrow(() -> notFound(sessionId));
     }
 
-    @Override
-    public int reconcile() {
-        checkOpen();
-        return reconciler.run();
-    }
-
-    @Override
-    public ManagerStats stats() {
-        long active = sessions.activeCount();
-        long pooled = pools.values().stream().mapToLong(PoolManager::size).sum();
-        long[] held = snapshots.totals();
-        return stats.snapshot(active, pooled, held[0], held[1]);
-    }
-
-    @Override
-    public void ping() {
-        checkOpen();
-        driver.ping();
-    }
-
-    @Override
-    public Duration idleTimeout() {
-        return Duration.ofMillis(idleMillis);
-    }
-
-    @Override
-    public String instanceId() {
-        return instanceId;
-    }
-
-    @Override
-    public String driverName() {
-        return driver.name();
-    }
-
-    @Override
-    public void close() {
+    /** Marks the manager closed; returns false if it was already. Calls that follow are refused. */
+    boolean markClosed() {
         if (closed) {
-            return;
+            return false;
         }
         closed = true;
-        housekeeper.stop();
-        forwards.closeAll();
+        return true;
+    }
+
+    /**
+     * Suspends every session held (each under its lock) and drains the warm pools, in parallel on the scheduler,
+     * waiting up to a minute for each: the manager is closing.
+     */
+    void suspendAll() {
         List<Future<?>> stops = new ArrayList<>();
         for (SessionEntry e : sessions.all()) {
             stops.add(submitOrRun(() -> {
@@ -1242,30 +1060,6 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
                 log.warn("Could not suspend a session while closing: {}", ex.toString());
             }
         }
-        // Their containers are gone by now (or could not be removed): release their connections either way.
-        live.closeTerminals();
-        if (!Thread.currentThread().isInterrupted()) {
-            reconciler.closing();
-        }
-        try {
-            store.find(PRESENCE_PREFIX + instanceId).ifPresent(r -> store.delete(r.sessionId(), r.version()));
-        } catch (RuntimeException storeDown) {
-            log.debug("Could not remove the presence record: {}", storeDown.toString());
-        }
-        storeIdentity.close();
-        if (ownsScheduler) {
-            scheduler.shutdownNow();
-        }
-        if (ownsIo) {
-            ((ExecutorService) io).shutdownNow();
-        }
-        if (ownsDriver) {
-            closeQuietly(driver);
-        }
-        if (ownsStore) {
-            closeQuietly(store);
-        }
-        log.info("Sandbox manager {} closed", instanceId);
     }
 
     // ---------------------------------------------------------------- helpers
@@ -1305,14 +1099,6 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     public void checkOpen() {
         if (closed) {
             throw new IllegalStateException("sandbox manager " + instanceId + " is closed");
-        }
-    }
-
-    private static void closeQuietly(AutoCloseable c) {
-        try {
-            c.close();
-        } catch (Exception e) {
-            log.warn("Error while closing {}: {}", c, e.toString());
         }
     }
 
