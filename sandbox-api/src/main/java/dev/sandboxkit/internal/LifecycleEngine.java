@@ -1,10 +1,8 @@
 package dev.sandboxkit.internal;
 
 import dev.sandboxkit.SandboxAcquireException;
-import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxEvent;
 import dev.sandboxkit.SandboxException;
-import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SandboxTimeoutException;
 import dev.sandboxkit.SessionInfo;
@@ -381,7 +379,8 @@ final class LifecycleEngine implements LifecycleActions {
      */
     private void start(SessionEntry e, SessionRecord rec, SandboxSpec spec, boolean fresh) {
         if (!Archives.isArchived(rec)) {
-            requireWorkdirHere(driver, rec, "acquire it there"); // before the takeover below writes anything
+            // Before the takeover below writes anything.
+            SessionRecords.requireWorkdirHere(driver, rec, "acquire it there");
         }
         Instant now = now();
         if (rec.state() == SessionState.ACTIVE) {
@@ -409,7 +408,8 @@ final class LifecycleEngine implements LifecycleActions {
         Map<String, Duration> phases = new LinkedHashMap<>();
         if (Archives.isArchived(rec)) {
             rec = archives.restore(rec, spec, took -> phases.put("archive-restore", took)).orElseThrow(StaleRecord::new);
-            requireWorkdirHere(driver, rec, "acquire it there"); // an upload that never finished left it where it was
+            // An upload that never finished left it where it was.
+            SessionRecords.requireWorkdirHere(driver, rec, "acquire it there");
         }
         String sandboxId;
         try {
@@ -482,30 +482,14 @@ final class LifecycleEngine implements LifecycleActions {
     public void resume(String sessionId, Instant incarnation) {
         underLifecycleLock(sessionId, e -> {
             if (!e.isActive()) {
-                SessionRecord rec = store.find(sessionId).orElseThrow(() -> notFound(sessionId));
-                if (isDestroyed(rec) || (incarnation != null && !incarnation.equals(rec.createdAt()))) {
-                    throw notFound(sessionId);
+                SessionRecord rec = store.find(sessionId).orElseThrow(() -> SessionRecords.notFound(sessionId));
+                if (SessionRecords.goneFor(rec, incarnation)) {
+                    throw SessionRecords.notFound(sessionId);
                 }
                 start(e, rec, specs.decode(rec.spec()), false);
             }
             return null;
         });
-    }
-
-    /**
-     * Resets the idle clock of the session, or only of one incarnation of it (a handle's): a handle taken before
-     * a destroy must never keep the new session that reuses the id alive.
-     */
-    void keepAlive(String sessionId, Instant incarnation) {
-        SessionEntry e = sessions.get(sessionId);
-        SessionRecord held = e == null ? null : e.record;
-        if (held != null && (incarnation == null || incarnation.equals(held.createdAt())) && e.touch(clock.millis())) {
-            return;
-        }
-        SessionRecord rec = store.find(sessionId).orElseThrow(() -> notFound(sessionId));
-        if (isDestroyed(rec) || (incarnation != null && !incarnation.equals(rec.createdAt()))) {
-            throw notFound(sessionId);
-        }
     }
 
     /** The session's state as a caller sees it; empty if it never existed. */
@@ -597,7 +581,7 @@ final class LifecycleEngine implements LifecycleActions {
                 attempt = 0; // it finished, failed (its claim released) or lapsed: look again
                 continue;
             }
-            requireWorkdirHere(driver, rec, "destroy it there"); // before the claim: nothing is written
+            SessionRecords.requireWorkdirHere(driver, rec, "destroy it there"); // before the claim: nothing written
             Optional<SessionRecord> claimed = store.update(rec.withSandbox(SessionState.DESTROYING, rec.sandboxId(),
                     rec.sandboxStartedAt()).withOwner(instanceId, lease(now)).withLastActivity(now));
             if (claimed.isEmpty()) {
@@ -675,30 +659,6 @@ final class LifecycleEngine implements LifecycleActions {
     }
 
     /**
-     * Refuses a session whose workdir is on another host (see {@link SandboxDriver#workspaceElsewhere}), before
-     * anything is written: only that host's manager can use or delete it, until the archive tier moves it.
-     *
-     * @param doThere what the caller can do there instead, such as "destroy it there"
-     * @throws SandboxConfigurationException naming where the workdir is
-     */
-    static void requireWorkdirHere(SandboxDriver driver, SessionRecord rec, String doThere) {
-        Optional<String> where = workdirElsewhere(driver, rec);
-        if (where.isPresent()) {
-            throw new SandboxConfigurationException("session " + rec.sessionId() + ": this session's workdir is on "
-                    + "another host (" + where.get() + "); " + doThere + " or archive it first (the archive tier, "
-                    + "SandboxManager.Builder.archive, moves idle workdirs between hosts)");
-        }
-    }
-
-    /** Where the session's workdir is if this manager's driver cannot reach it; archived ones are reachable. */
-    private static Optional<String> workdirElsewhere(SandboxDriver driver, SessionRecord rec) {
-        if (Archives.isStoredAway(rec) || rec.workspace() == null || "-".equals(rec.workspace())) {
-            return Optional.empty();
-        }
-        return driver.workspaceElsewhere(rec.workspace());
-    }
-
-    /**
      * The janitor's retry of a destroy that did not finish (its owner failed or is gone); returns whether it
      * finished now. Skips a session whose lifecycle step is running. Runs on a scheduler thread.
      */
@@ -713,7 +673,7 @@ final class LifecycleEngine implements LifecycleActions {
                 return false;
             }
             Optional<SessionRecord> rec = store.find(sessionId);
-            if (rec.isPresent() && workdirElsewhere(driver, rec.get()).isPresent()) {
+            if (rec.isPresent() && SessionRecords.workdirElsewhere(driver, rec.get()).isPresent()) {
                 // Another host's workdir: its manager finishes the destroy; claiming it here would only hold it up.
                 log.debug("Session {}: pending destroy left to the manager on the workdir's host", sessionId);
                 return false;
@@ -723,11 +683,6 @@ final class LifecycleEngine implements LifecycleActions {
             sessions.dropIfIdle(e);
             unlock(e);
         }
-    }
-
-    /** Destroyed, or being destroyed: either way the session is no longer usable. */
-    static boolean isDestroyed(SessionRecord rec) {
-        return rec.state() == SessionState.DESTROYED || rec.state() == SessionState.DESTROYING;
     }
 
     // ---------------------------------------------------------------- housekeeping (called by the housekeeper)
@@ -1017,7 +972,7 @@ final class LifecycleEngine implements LifecycleActions {
     private SessionRecord usable(String sessionId) {
         return store.find(sessionId)
                 .filter(r -> r.state() != SessionState.DESTROYED && r.state() != SessionState.DESTROYING)
-                .orElseThrow(() -> notFound(sessionId));
+                .orElseThrow(() -> SessionRecords.notFound(sessionId));
     }
 
     /** Marks the manager closed; returns false if it was already. Calls that follow are refused. */
@@ -1100,10 +1055,6 @@ final class LifecycleEngine implements LifecycleActions {
         if (closed) {
             throw new IllegalStateException("sandbox manager " + instanceId + " is closed");
         }
-    }
-
-    static SandboxNotFoundException notFound(String sessionId) {
-        return new SandboxNotFoundException("session " + sessionId + " does not exist or was destroyed");
     }
 
     static String shortId(String id) {

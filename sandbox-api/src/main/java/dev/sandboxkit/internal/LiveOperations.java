@@ -16,6 +16,7 @@ import dev.sandboxkit.ShellSessionEndedException;
 import dev.sandboxkit.Terminal;
 import dev.sandboxkit.spi.DriverCapability;
 import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.spi.SessionRecord;
 import dev.sandboxkit.spi.SessionStore;
 import dev.sandboxkit.spi.TerminalConnection;
 import org.slf4j.Logger;
@@ -100,7 +101,7 @@ final class LiveOperations {
             }
             if (incarnation != null && !incarnation.equals(e.record.createdAt())) {
                 e.endExec(clock.millis());
-                throw LifecycleEngine.notFound(sessionId); // a later session reuses the id: not this handle's
+                throw SessionRecords.notFound(sessionId); // a later session reuses the id: not this handle's
             }
             boolean vanished = false;
             try {
@@ -147,6 +148,22 @@ final class LiveOperations {
                     .termination(ExecResult.Termination.LIFETIME_EXCEEDED).duration(result.duration()).build();
         }
         return result;
+    }
+
+    /**
+     * Resets the idle clock of the session, or only of one incarnation of it (a handle's): a handle taken before
+     * a destroy must never keep the new session that reuses the id alive.
+     */
+    void keepAlive(String sessionId, Instant incarnation) {
+        SessionEntry e = sessions.get(sessionId);
+        SessionRecord held = e == null ? null : e.record;
+        if (held != null && (incarnation == null || incarnation.equals(held.createdAt())) && e.touch(clock.millis())) {
+            return;
+        }
+        SessionRecord rec = store.find(sessionId).orElseThrow(() -> SessionRecords.notFound(sessionId));
+        if (SessionRecords.goneFor(rec, incarnation)) {
+            throw SessionRecords.notFound(sessionId);
+        }
     }
 
     // ---------------------------------------------------------------- terminals

@@ -90,7 +90,7 @@ final class ManagedSandbox implements Sandbox {
 
     @Override
     public void keepAlive() {
-        engine.keepAlive(sessionId, incarnation);
+        live.keepAlive(sessionId, incarnation);
     }
 
     @Override

@@ -181,7 +181,7 @@ final class ManagerFacade implements SandboxManager {
 
     @Override
     public void keepAlive(String sessionId) {
-        engine.keepAlive(sessionId, null);
+        live.keepAlive(sessionId, null);
     }
 
     @Override

@@ -150,7 +150,7 @@ final class ProcessSupport {
         Target t = locate(sessionId, null);
         if (t.sandboxId() == null) {
             if (t.lost().startsWith("the session was destroyed")) {
-                throw LifecycleEngine.notFound(sessionId);
+                throw SessionRecords.notFound(sessionId);
             }
             return List.of();
         }
@@ -227,7 +227,7 @@ final class ProcessSupport {
         if (live == null) {
             owner = null;
             Optional<SessionRecord> rec = ctx.store().find(sessionId);
-            if (rec.isEmpty() || LifecycleEngine.isDestroyed(rec.get())) {
+            if (rec.isEmpty() || SessionRecords.isDestroyed(rec.get())) {
                 return lost(id, "the session was destroyed, and its sandbox with it");
             }
             if (rec.get().state() != SessionState.ACTIVE || rec.get().sandboxId() == null) {

@@ -60,8 +60,8 @@ final class SessionFiles implements SandboxFiles {
         if (rec != null && spec != null && e.touch(clock.millis())) {
             return checked(rec, spec);
         }
-        rec = store.find(sessionId).orElseThrow(() -> LifecycleEngine.notFound(sessionId));
-        if (Archives.isArchived(rec) && !LifecycleEngine.isDestroyed(rec)) {
+        rec = store.find(sessionId).orElseThrow(() -> SessionRecords.notFound(sessionId));
+        if (Archives.isArchived(rec) && !SessionRecords.isDestroyed(rec)) {
             rec = lifecycle.unarchive(sessionId); // the workdir is in the archive tier: bring it to this host first
         }
         Decoded d = decoded;
@@ -73,10 +73,10 @@ final class SessionFiles implements SandboxFiles {
     }
 
     private SandboxFiles checked(SessionRecord rec, SandboxSpec spec) {
-        if (LifecycleEngine.isDestroyed(rec) || (incarnation != null && !incarnation.equals(rec.createdAt()))) {
-            throw LifecycleEngine.notFound(sessionId);
+        if (SessionRecords.goneFor(rec, incarnation)) {
+            throw SessionRecords.notFound(sessionId);
         }
-        LifecycleEngine.requireWorkdirHere(driver, rec, "use its files there");
+        SessionRecords.requireWorkdirHere(driver, rec, "use its files there");
         return driver.files(rec.workspace(), spec, limits);
     }
 
