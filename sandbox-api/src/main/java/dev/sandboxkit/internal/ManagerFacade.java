@@ -84,7 +84,7 @@ final class ManagerFacade implements SandboxManager {
                 idleMillis, leaseMillis, scheduler, config.fileLimits(),
                 new SpecCodec(), new ContainerSetup(), new Stats(), new Events(s.listeners()), sessions, removals);
         this.snapshots = new Snapshots(ctx);
-        ProcessSupport processes = new ProcessSupport(ctx);
+        ProcessSupport processes = new ProcessSupport(driver, store, sessions, clock);
         Archives archives = new Archives(ctx, io, s.archiveStore(), config.getArchiveAfter(),
                 Path.of(System.getProperty("java.io.tmpdir"), "sandboxkit-archive-spool"));
         this.engine = new LifecycleEngine(ctx, snapshots, processes, archives, forwards, s.warmPools());
