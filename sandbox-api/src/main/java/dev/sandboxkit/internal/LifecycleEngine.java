@@ -125,7 +125,7 @@ final class LifecycleEngine implements LifecycleActions {
         this.pools = Map.copyOf(byFingerprint);
     }
 
-    /** The warm pools, by spec fingerprint. */
+    /** The warm pools (the orphan sweep leaves their sandboxes alone). */
     Collection<PoolManager> pools() {
         return pools.values();
     }
