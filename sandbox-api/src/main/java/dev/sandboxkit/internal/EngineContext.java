@@ -14,8 +14,9 @@ import java.util.concurrent.ScheduledExecutorService;
 
 /**
  * What the parts of the engine share, resolved once at start: the backends, time, this manager's identity and
- * settings, and the shared state (sessions held, recent removals, counters, event delivery). Each part gets it
- * in its constructor, with the few engine operations it calls back as a {@link LifecycleActions}.
+ * settings, and the shared state (sessions held, recent removals, counters, event delivery). The lifecycle and
+ * housekeeping parts get it in their constructors, with the few engine operations they call back as a
+ * {@link LifecycleActions}; {@link LiveOperations} and what it uses take only the pieces they need.
  *
  * @param driver        the backend
  * @param store         where session records live

@@ -1,8 +1,8 @@
 package dev.sandboxkit.internal;
 
 /**
- * The engine operations its housekeeping parts call back: the reaper, the lease renewal and the orphan sweep
- * decide, and the engine carries out each step under the session's lifecycle lock.
+ * The engine operations its parts call back: the reaper, the lease renewal and the orphan sweep decide, the live
+ * operations ask for a resume, and the engine carries out each step under the session's lifecycle lock.
  */
 interface LifecycleActions {
 
@@ -26,4 +26,15 @@ interface LifecycleActions {
 
     /** Whether the manager is closed (or closing). */
     boolean isClosed();
+
+    /** Throws {@link IllegalStateException} if the manager is closed (or closing). */
+    void checkOpen();
+
+    /**
+     * Brings a suspended session back with a fresh container, under its lifecycle lock; does nothing if it is live.
+     *
+     * @param incarnation the handle's incarnation (a later session reusing the id is not resumed), or null
+     * @throws dev.sandboxkit.SandboxNotFoundException if the session (or that incarnation) is gone
+     */
+    void resume(String sessionId, java.time.Instant incarnation);
 }

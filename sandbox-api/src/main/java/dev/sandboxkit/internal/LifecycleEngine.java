@@ -1,39 +1,18 @@
 package dev.sandboxkit.internal;
 
-import dev.sandboxkit.ExecRequest;
-import dev.sandboxkit.ExecResult;
-import dev.sandboxkit.FileLimits;
-import dev.sandboxkit.ForwardOptions;
-import dev.sandboxkit.ManagerStats;
-import dev.sandboxkit.PortForward;
-import dev.sandboxkit.ProcessOptions;
-import dev.sandboxkit.Sandbox;
 import dev.sandboxkit.SandboxAcquireException;
-import dev.sandboxkit.SandboxConfig;
-import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxEvent;
 import dev.sandboxkit.SandboxException;
-import dev.sandboxkit.SandboxFiles;
-import dev.sandboxkit.SandboxManager;
-import dev.sandboxkit.SandboxNotFoundException;
-import dev.sandboxkit.SandboxProcess;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SandboxTimeoutException;
 import dev.sandboxkit.SessionInfo;
 import dev.sandboxkit.SessionState;
 import dev.sandboxkit.SessionStoreException;
-import dev.sandboxkit.ShellSession;
-import dev.sandboxkit.ShellSessionEndedException;
 import dev.sandboxkit.SnapshotId;
-import dev.sandboxkit.SnapshotInfo;
 import dev.sandboxkit.SandboxUnsupportedException;
-import dev.sandboxkit.Terminal;
 import dev.sandboxkit.spi.DriverCapability;
-import dev.sandboxkit.spi.TerminalConnection;
 import dev.sandboxkit.WarmPool;
 import dev.sandboxkit.spi.CreateRequest;
-import dev.sandboxkit.spi.DriverCapability;
-import dev.sandboxkit.spi.DriverContext;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SessionRecord;
 import dev.sandboxkit.spi.SessionStore;
@@ -42,36 +21,28 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
 
-import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.SynchronousQueue;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BiFunction;
 
 /**
  * The lifecycle engine: the one place that decides when a session's container is created, reused,
- * reaped, resumed and destroyed. Drivers only carry out what it decides; the store records it.
+ * reaped, resumed and destroyed. Drivers only carry out what it decides; the store records it. What runs in a
+ * live sandbox (execs, shells, processes, terminals, forwards, files) is {@link LiveOperations}'; the manager's
+ * calls reach both through {@link ManagerFacade}.
  *
  * <p>Order of writes, chosen so that nothing is ever recorded done before it is done, and a crash or an
  * outage at any point leaves nothing the janitor cannot finish:
@@ -88,7 +59,7 @@ import java.util.function.BiFunction;
  * entry leaves the map only once the destroy is over, so create, resume, reap and destroy of one session are
  * linearizable within a manager; across managers the store's compare-and-set orders them.
  */
-final class LifecycleEngine implements SandboxManager, LifecycleActions {
+final class LifecycleEngine implements LifecycleActions {
     /** Session-id prefix of the record through which a manager shows other managers it is alive. */
     static final String PRESENCE_PREFIX = "_manager.";
     /**
@@ -99,10 +70,8 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     static final String MDC_SESSION = "sandboxkit.session";
     private static final Logger log = LoggerFactory.getLogger(LifecycleEngine.class);
     private static final int MAX_ATTEMPTS = 5;
-    private static final AtomicInteger THREADS = new AtomicInteger();
-    private static final AtomicInteger IO_THREADS = new AtomicInteger();
 
-    /** Shared with the housekeeping parts; the fields below are shorthands for its parts. */
+    /** Shared with the other parts; the fields below are shorthands for its parts. */
     private final EngineContext ctx;
     private final SandboxDriver driver;
     private final SessionStore store;
@@ -110,146 +79,75 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     private final long idleMillis;
     private final String instanceId;
     private final ScheduledExecutorService scheduler;
-    private final SessionRegistry sessions = new SessionRegistry();
-    private final Stats stats = new Stats();
+    private final SessionRegistry sessions;
+    private final Stats stats;
     private final Events events;
     private final Removals removals;
-    private final SpecCodec specs = new SpecCodec();
-    private final ContainerSetup setup = new ContainerSetup();
+    private final SpecCodec specs;
+    private final ContainerSetup setup;
     private final Map<String, PoolManager> pools;
-    private final boolean ownsDriver;
-    private final boolean ownsStore;
-    private final boolean ownsScheduler;
-    /** Runs forwards' accept loops and pumps; ours to shut down unless the builder supplied it. */
-    private final Executor io;
-    private final boolean ownsIo;
     private final PortForwards forwards;
-    private final Housekeeper housekeeper;
-    private final Reconciler reconciler;
     private final Snapshots snapshots;
     private final ProcessSupport processes;
     private final Archives archives;
-    private final StoreIdentity storeIdentity;
-    /** Terminals open now, so that close() can end them. */
-    private final java.util.Set<ManagedTerminal> terminals = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
-    private LifecycleEngine(ManagerSettings s, SandboxDriver driver, boolean ownsDriver, Clock clock,
-                            String instanceId, Path workspaceRoot) {
-        this.driver = driver;
-        this.ownsDriver = ownsDriver;
-        this.clock = clock;
-        this.instanceId = instanceId;
-        this.ownsStore = s.store() == null;
-        this.store = ownsStore ? SessionStore.inMemory() : s.store();
-        SandboxConfig config = s.config();
-        this.idleMillis = config.getIdleTimeout().toMillis();
-        long leaseMillis = config.getLeaseDuration().toMillis();
-        this.ownsScheduler = s.scheduler() == null;
-        this.scheduler = ownsScheduler ? newScheduler() : s.scheduler();
-        this.events = new Events(s.listeners());
-        this.ownsIo = s.ioExecutor() == null;
-        this.io = ownsIo ? newIoPool() : s.ioExecutor();
-        this.forwards = new PortForwards(driver, sessions, clock, io);
-        this.removals = new Removals(driver, clock, forwards::closeFor);
-        this.storeIdentity = StoreIdentity.open(store, workspaceRoot, driver.name(), Instant.ofEpochMilli(clock.millis()));
-        this.ctx = new EngineContext(driver, store, clock, instanceId,
-                SessionIds.requireValidInstanceId(config.getFleet()), storeIdentity.id(),
-                idleMillis, leaseMillis, scheduler, config.fileLimits(),
-                specs, setup, stats, events, sessions, removals);
-        this.snapshots = new Snapshots(ctx);
+    /**
+     * Takes the parts it shares with the rest of the manager, and creates the warm pools.
+     *
+     * @param forwards  closed when their container goes to another manager
+     * @param warmPools the pools to keep, each filled on {@link #fillPools()}
+     */
+    LifecycleEngine(EngineContext ctx, Snapshots snapshots, ProcessSupport processes, Archives archives,
+                    PortForwards forwards, List<WarmPool> warmPools) {
+        this.ctx = ctx;
+        this.driver = ctx.driver();
+        this.store = ctx.store();
+        this.clock = ctx.clock();
+        this.idleMillis = ctx.idleMillis();
+        this.instanceId = ctx.instanceId();
+        this.scheduler = ctx.scheduler();
+        this.sessions = ctx.sessions();
+        this.stats = ctx.stats();
+        this.events = ctx.events();
+        this.removals = ctx.removals();
+        this.specs = ctx.specs();
+        this.setup = ctx.setup();
+        this.snapshots = snapshots;
+        this.processes = processes;
+        this.archives = archives;
+        this.forwards = forwards;
         Map<String, PoolManager> byFingerprint = new LinkedHashMap<>();
-        for (WarmPool pool : s.warmPools()) {
+        for (WarmPool pool : warmPools) {
             String fingerprint = specs.encoded(pool.spec()).fingerprint();
             byFingerprint.put(fingerprint, new PoolManager(ctx, snapshots, this::isClosed, pool, fingerprint));
         }
         this.pools = Map.copyOf(byFingerprint);
-        long reaperMillis = config.getReaperInterval() != null ? config.getReaperInterval().toMillis()
-                : Math.max(10, Math.min(500, idleMillis / 4));
-        long reconcileMillis = config.getReconcileInterval().toMillis();
-        this.reconciler = new Reconciler(ctx, this, pools.values(), snapshots, storeIdentity, config.getOrphanGrace());
-        this.processes = new ProcessSupport(ctx);
-        this.archives = new Archives(ctx, io, s.archiveStore(), config.getArchiveAfter(),
-                Path.of(System.getProperty("java.io.tmpdir"), "sandboxkit-archive-spool"));
-        this.housekeeper = new Housekeeper(ctx, this, reconciler, reaperMillis, Math.max(10, leaseMillis / 3),
-                reconcileMillis, archives.enabled() ? archives.passMillis(reconcileMillis) : 0);
     }
 
-    /**
-     * Resolves defaults, creates or adopts the driver, checks the backend answers and starts housekeeping:
-     * the reaper, lease renewal, a first orphan sweep and the warm pools' first fill.
-     *
-     * @param s the builder's choices
-     * @return the running manager
-     */
-    static SandboxManager start(ManagerSettings s) {
-        Clock clock = s.clock() != null ? s.clock() : Clock.systemUTC();
-        SandboxConfig config = s.config();
-        String instanceId = config.getInstanceId() != null ? SessionIds.requireValidInstanceId(config.getInstanceId())
-                : "m-" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-        DriverContext context = new DriverContext(instanceId, config.getWorkspaceRoot().toAbsolutePath().normalize(),
-                clock, config.getDriverSettings());
-        boolean ownsDriver = s.driver() == null;
-        SandboxDriver driver = ownsDriver
-                ? DriverResolver.create(config.getDriver(), context, Thread.currentThread().getContextClassLoader())
-                : s.driver();
-        LifecycleEngine engine = null;
-        try {
-            driver.ping();
-            engine = new LifecycleEngine(s, driver, ownsDriver, clock, instanceId, context.workspaceRoot());
-            engine.announcePresence();
-            engine.housekeeper.start();
-            engine.pools.values().forEach(PoolManager::replenishAsync);
-            log.info("Sandbox manager {} started: driver={}, idleTimeout={}, workspaceRoot={}", instanceId,
-                    driver.name(), Duration.ofMillis(engine.idleMillis), context.workspaceRoot());
-            return engine;
-        } catch (RuntimeException e) {
-            if (engine != null) {
-                engine.close();
-            } else if (ownsDriver) {
-                closeQuietly(driver);
-            }
-            throw e;
-        }
+    /** The warm pools (the orphan sweep leaves their sandboxes alone). */
+    Collection<PoolManager> pools() {
+        return pools.values();
     }
 
-    private static ScheduledExecutorService newScheduler() {
-        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(2, r -> {
-            Thread t = new Thread(r, "sandboxkit-housekeeper-" + THREADS.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
-        executor.setRemoveOnCancelPolicy(true);
-        return executor;
+    /** Starts filling every warm pool, in the background. */
+    void fillPools() {
+        pools.values().forEach(PoolManager::replenishAsync);
     }
 
-    /** Grows with the open forwards and connections (each needs its threads), shrinks when they end. */
-    private static ExecutorService newIoPool() {
-        ThreadPoolExecutor pool = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS,
-                new SynchronousQueue<>(), r -> {
-                    Thread t = new Thread(r, "sandboxkit-io-" + IO_THREADS.incrementAndGet());
-                    t.setDaemon(true);
-                    return t;
-                });
-        return pool;
-    }
-
-    /**
-     * Writes this manager's presence record: other managers sharing the store treat containers labelled
-     * with this owner as live while its lease is renewed, even when it holds no session yet (warm pools).
-     */
-    private void announcePresence() {
-        Instant now = now();
-        store.insert(SessionRecord.builder().sessionId(PRESENCE_PREFIX + instanceId).driver(driver.name())
-                .state(SessionState.SUSPENDED).sandboxId(null).workspace("-").spec("-").specFingerprint("-")
-                .ephemeral(false).createdAt(now).lastActivity(now).sandboxStartedAt(null).owner(instanceId)
-                .leaseExpiry(lease(now)).version(1).attributes(Map.of()).build());
+    /** Sandboxes waiting in the warm pools now. */
+    long pooledCount() {
+        return pools.values().stream().mapToLong(PoolManager::size).sum();
     }
 
     // ---------------------------------------------------------------- acquire
 
-    @Override
-    public Sandbox acquire(String sessionId, SandboxSpec spec) {
+    /**
+     * Gives the session a live container: the one it has, else a resumed, pooled or new one.
+     *
+     * @return the incarnation acquired (its creation instant), which its handle names
+     */
+    Instant acquire(String sessionId, SandboxSpec spec) {
         SessionIds.requireValid(sessionId);
         Objects.requireNonNull(spec, "spec");
         checkOpen();
@@ -260,7 +158,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
             if (e.isActive()) {
                 if (fingerprint.equals(e.record.specFingerprint())) {
                     e.touch(clock.millis());
-                    return new ManagedSandbox(this, sessionId, e.record.createdAt());
+                    return e.record.createdAt();
                 }
                 log.info("Session {}: spec changed, replacing container {} (workdir kept)", sessionId,
                         shortId(e.sandboxId()));
@@ -270,7 +168,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
                 }
             }
             acquireLocked(e, spec, encoded, fingerprint);
-            return new ManagedSandbox(this, sessionId, e.record.createdAt());
+            return e.record.createdAt();
         });
     }
 
@@ -481,7 +379,8 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
      */
     private void start(SessionEntry e, SessionRecord rec, SandboxSpec spec, boolean fresh) {
         if (!Archives.isArchived(rec)) {
-            requireWorkdirHere(ctx, rec, "acquire it there"); // before the takeover below writes anything
+            // Before the takeover below writes anything.
+            SessionRecords.requireWorkdirHere(driver, rec, "acquire it there");
         }
         Instant now = now();
         if (rec.state() == SessionState.ACTIVE) {
@@ -509,7 +408,8 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         Map<String, Duration> phases = new LinkedHashMap<>();
         if (Archives.isArchived(rec)) {
             rec = archives.restore(rec, spec, took -> phases.put("archive-restore", took)).orElseThrow(StaleRecord::new);
-            requireWorkdirHere(ctx, rec, "acquire it there"); // an upload that never finished left it where it was
+            // An upload that never finished left it where it was.
+            SessionRecords.requireWorkdirHere(driver, rec, "acquire it there");
         }
         String sandboxId;
         try {
@@ -575,253 +475,16 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         }
     }
 
-    // ---------------------------------------------------------------- exec
-
-    @Override
-    public ExecResult exec(String sessionId, ExecRequest request) {
-        return exec(sessionId, request, null);
-    }
-
-    ExecResult exec(String sessionId, ExecRequest request, Instant incarnation) {
-        Objects.requireNonNull(sessionId, "sessionId");
-        Objects.requireNonNull(request, "request");
-        requireTtySupport(request);
-        return inLiveSandbox(sessionId, incarnation, (e, sandboxId) -> execIn(e, sandboxId, request, request));
-    }
-
-    /** A request with a terminal needs a driver that has terminals: say so rather than run it without one. */
-    private void requireTtySupport(ExecRequest request) {
-        if (request.tty() != null && !driver.capabilities().contains(DriverCapability.TTY)) {
-            throw new SandboxUnsupportedException("the " + driver.name() + " driver cannot run commands on a "
-                    + "terminal (PTY): it does not declare the TTY capability");
-        }
-    }
-
-    // ---------------------------------------------------------------- terminals
-
-    /**
-     * Opens a terminal in the session's live sandbox (resuming it first). The terminal takes an exec slot of its
-     * own before the driver opens it and keeps it until it ends ({@link #terminalEnded}), so that the reaper
-     * waits for it as for an exec; the slot {@link #inLiveSandbox} takes for the opening is released as usual.
-     */
-    Terminal openTerminal(String sessionId, ExecRequest request, Instant incarnation) {
-        Objects.requireNonNull(request, "request");
-        if (request.tty() == null) {
-            throw new IllegalArgumentException("a terminal needs a size: pass request.withTty(TerminalSize.of(80, 24))");
-        }
-        requireTtySupport(request);
-        return inLiveSandbox(sessionId, incarnation, (e, sandboxId) -> {
-            String held = e.beginExec(clock.millis());
-            if (!sandboxId.equals(held)) {
-                if (held != null) {
-                    e.endExec(clock.millis());
-                }
-                throw new SandboxNotFoundException("container " + shortId(sandboxId) + " is being removed");
-            }
-            ManagedTerminal terminal;
-            try {
-                TerminalConnection connection = driver.openTerminal(sandboxId,
-                        ContainerSetup.withEnvironment(e.execEnv, request));
-                terminal = new ManagedTerminal(this, e, sandboxId, connection, request.tty());
-            } catch (RuntimeException | Error failed) {
-                e.endExec(clock.millis());
-                throw failed;
-            }
-            terminals.add(terminal);
-            if (closed) {
-                terminal.close(); // close() may have passed the set already
-            }
-            return terminal;
-        });
-    }
-
-    /** A terminal ended: its exec slot is free again. Called once per terminal, on any thread. */
-    void terminalEnded(SessionEntry e, ManagedTerminal terminal) {
-        terminals.remove(terminal);
-        e.endExec(clock.millis());
-    }
-
-    /**
-     * Runs an action on the session's live sandbox as an exec: resumes a suspended session first, counts the
-     * action as activity (the reaper waits for it), and if the container vanished before the action started
-     * (removed outside this manager) suspends and resumes transparently, once.
-     */
-    private <T> T inLiveSandbox(String sessionId, Instant incarnation, BiFunction<SessionEntry, String, T> action) {
-        for (int attempt = 1; ; attempt++) {
-            checkOpen();
-            SessionEntry e = sessions.get(sessionId);
-            String sandboxId = e == null ? null : e.beginExec(clock.millis());
-            if (sandboxId == null) {
-                resume(sessionId, incarnation);
-                continue;
-            }
-            if (incarnation != null && !incarnation.equals(e.record.createdAt())) {
-                e.endExec(clock.millis());
-                throw notFound(sessionId); // a later session reuses the id: not this handle's (never "vanished")
-            }
-            boolean vanished = false;
-            try {
-                return action.apply(e, sandboxId);
-            } catch (SandboxNotFoundException notFound) {
-                if (attempt >= 2 || e.isGone() || !sandboxId.equals(e.sandboxId())) {
-                    throw notFound;
-                }
-                vanished = true;
-            } finally {
-                e.endExec(clock.millis());
-            }
-            if (vanished) {
-                log.warn("Session {}: container {} vanished; resuming with a fresh one", sessionId, shortId(sandboxId));
-                forgetContainer(e, sandboxId);
-            }
-        }
-    }
-
-    /**
-     * Runs {@code command} (with the session's environment) in the live sandbox; events, when enabled, show
-     * {@code shown}: the caller's request, which a shell session wraps into its script.
-     */
-    private ExecResult execIn(SessionEntry e, String sandboxId, ExecRequest shown, ExecRequest command) {
-        ExecRequest withEnv = ContainerSetup.withEnvironment(e.execEnv, command);
-        if (!events.enabled()) {
-            return classify(e, sandboxId, driver.exec(sandboxId, withEnv));
-        }
-        boolean first = e.takeFirstExec();
-        events.emit(new SandboxEvent.ExecStarted(e.sessionId, sandboxId, clock.instant(), shown));
-        ExecResult result = classify(e, sandboxId, driver.exec(sandboxId, withEnv));
-        events.emit(new SandboxEvent.ExecFinished(e.sessionId, sandboxId, clock.instant(), result, first));
-        return result;
-    }
-
-    /** An exec cut short because the janitor killed its container reports that, not a generic kill. */
-    static ExecResult classify(SessionEntry e, String sandboxId, ExecResult result) {
-        if (result.termination() != ExecResult.Termination.EXITED && result.termination() != ExecResult.Termination.TIMED_OUT
-                && sandboxId.equals(e.lifetimeKilled)) {
-            return ExecResult.builder().exitCode(result.exitCode()).stdoutBytes(result.stdoutBytes())
-                    .stderrBytes(result.stderrBytes()).stdoutTruncated(result.stdoutTruncated())
-                    .stderrTruncated(result.stderrTruncated())
-                    .termination(ExecResult.Termination.LIFETIME_EXCEEDED).duration(result.duration()).build();
-        }
-        return result;
-    }
-
-    // ---------------------------------------------------------------- port forwards
-
-    /**
-     * Opens a forward to the session's live container (resuming it first), as an exec would reach it. The
-     * forward is tied to that container: its removal, for whatever reason, closes the forward.
-     */
-    PortForward forward(String sessionId, Instant incarnation, int containerPort, ForwardOptions options) {
-        Objects.requireNonNull(options, "options");
-        PortForwards.validate(driver, containerPort, options);
-        return inLiveSandbox(sessionId, incarnation, (e, sandboxId) -> {
-            ManagedPortForward f = forwards.open(sessionId, sandboxId, containerPort, options);
-            if (!sandboxId.equals(e.sandboxId())) {
-                f.close(); // removed meanwhile (destroy, lifetime): its removal may have run before we registered
-                throw new SandboxNotFoundException("the sandbox of session " + sessionId
-                        + " was removed while the forward was being opened");
-            }
-            return f;
-        });
-    }
-
-    /** Forwards open now, over all sessions (tests). */
-    int openForwards() {
-        return forwards.openCount();
-    }
-
-    // ---------------------------------------------------------------- background processes (ProcessSupport)
-
-    /** Starts a background process in the session's live sandbox (resuming it first), as an exec would run. */
-    SandboxProcess startProcess(String sessionId, Instant incarnation, ExecRequest request, ProcessOptions options) {
-        Objects.requireNonNull(request, "request");
-        Objects.requireNonNull(options, "options");
-        return inLiveSandbox(sessionId, incarnation, (e, sandboxId) -> processes.start(e, sandboxId, request, options));
-    }
-
-    @Override
-    public SandboxProcess process(String sessionId, String processId) {
-        SessionIds.requireValid(sessionId);
-        Objects.requireNonNull(processId, "processId");
-        checkOpen();
-        return processes.handle(sessionId, processId);
-    }
-
-    @Override
-    public List<SandboxProcess> processes(String sessionId) {
-        SessionIds.requireValid(sessionId);
-        checkOpen();
-        return processes.list(sessionId);
-    }
-
-    // ---------------------------------------------------------------- shell sessions
-
-    /** Creates a shell session's state in the session's live sandbox (resuming it first), as an exec would reach it. */
-    ShellSession openShell(String sessionId, Instant incarnation) {
-        String name = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
-        return inLiveSandbox(sessionId, incarnation, (e, sandboxId) -> new ManagedShellSession(this, sessionId,
-                sandboxId, ManagedShellSession.stateDir(sessionId, driver.exec(sandboxId,
-                ManagedShellSession.openRequest(name)))));
-    }
-
-    /**
-     * One command of a shell session: activity exactly like an exec (the reaper waits for it), but it never
-     * resumes: the session's state lived in the sandbox it was opened in. Events show the caller's request.
-     */
-    ExecResult shellExec(String sessionId, ManagedShellSession shell, ExecRequest request, ExecRequest command) {
-        checkOpen();
-        requireTtySupport(command);
-        SessionEntry e = sessions.get(sessionId);
-        String sandboxId = e == null ? null : e.beginExec(clock.millis());
-        if (sandboxId == null) {
-            throw shellEnded(sessionId);
-        }
-        try {
-            if (!sandboxId.equals(shell.sandboxId)) {
-                throw shellEnded(sessionId);
-            }
-            return execIn(e, sandboxId, request, command);
-        } catch (SandboxNotFoundException gone) {
-            throw shellEnded(sessionId);
-        } finally {
-            e.endExec(clock.millis());
-        }
-    }
-
-    /** Whether the session's live container is {@code sandboxId} (a shell session's state lives there). */
-    boolean holds(String sessionId, String sandboxId) {
-        SessionEntry e = sessions.get(sessionId);
-        return e != null && sandboxId.equals(e.sandboxId());
-    }
-
-    /** Discards a shell session's state, unless its sandbox is already gone (the state went with it). */
-    void closeShell(String sessionId, ManagedShellSession shell) {
-        SessionEntry e = sessions.get(sessionId);
-        if (closed || e == null || !shell.sandboxId.equals(e.sandboxId())) {
-            return;
-        }
-        try {
-            ExecResult r = driver.exec(shell.sandboxId, shell.closeRequest());
-            if (!r.isSuccess()) {
-                log.debug("Session {}: removing shell state {} ended with {}", sessionId, shell.dir, r);
-            }
-        } catch (RuntimeException ex) {
-            log.debug("Session {}: could not remove shell state {}: {}", sessionId, shell.dir, ex.toString());
-        }
-    }
-
-    private static ShellSessionEndedException shellEnded(String sessionId) {
-        return new ShellSessionEndedException("the shell session in " + sessionId + " ended: its sandbox was reaped, "
-                + "replaced or destroyed, and its state with it; open a new one with Sandbox.shell()");
-    }
+    // ---------------------------------------------------------------- resume, keep-alive, info, release, destroy
 
     /** Brings a suspended session back with a fresh container on the same workdir. */
-    private void resume(String sessionId, Instant incarnation) {
+    @Override
+    public void resume(String sessionId, Instant incarnation) {
         underLifecycleLock(sessionId, e -> {
             if (!e.isActive()) {
-                SessionRecord rec = store.find(sessionId).orElseThrow(() -> notFound(sessionId));
-                if (isDestroyed(rec) || (incarnation != null && !incarnation.equals(rec.createdAt()))) {
-                    throw notFound(sessionId);
+                SessionRecord rec = store.find(sessionId).orElseThrow(() -> SessionRecords.notFound(sessionId));
+                if (SessionRecords.goneFor(rec, incarnation)) {
+                    throw SessionRecords.notFound(sessionId);
                 }
                 start(e, rec, specs.decode(rec.spec()), false);
             }
@@ -829,42 +492,8 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         });
     }
 
-    // ---------------------------------------------------------------- keep-alive, info, release, destroy
-
-    @Override
-    public SandboxFiles files(String sessionId) {
-        SessionIds.requireValid(sessionId);
-        return new SessionFiles(ctx, this, sessionId, null);
-    }
-
-    /** The files API of one incarnation (a handle's): a later session reusing the id is not reached. */
-    SandboxFiles files(String sessionId, Instant incarnation) {
-        return new SessionFiles(ctx, this, sessionId, incarnation);
-    }
-
-    @Override
-    public void keepAlive(String sessionId) {
-        keepAlive(sessionId, null);
-    }
-
-    /**
-     * Resets the idle clock of the session, or only of one incarnation of it (a handle's): a handle taken before
-     * a destroy must never keep the new session that reuses the id alive.
-     */
-    void keepAlive(String sessionId, Instant incarnation) {
-        SessionEntry e = sessions.get(sessionId);
-        SessionRecord held = e == null ? null : e.record;
-        if (held != null && (incarnation == null || incarnation.equals(held.createdAt())) && e.touch(clock.millis())) {
-            return;
-        }
-        SessionRecord rec = store.find(sessionId).orElseThrow(() -> notFound(sessionId));
-        if (isDestroyed(rec) || (incarnation != null && !incarnation.equals(rec.createdAt()))) {
-            throw notFound(sessionId);
-        }
-    }
-
-    @Override
-    public Optional<SessionInfo> session(String sessionId) {
+    /** The session's state as a caller sees it; empty if it never existed. */
+    Optional<SessionInfo> session(String sessionId) {
         if (sessionId.startsWith("_")) {
             return Optional.empty(); // the store's own records (presence, identity): no session id starts so
         }
@@ -884,11 +513,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
                 .spec(specs.decode(r.spec())).attributes(r.attributes()).build());
     }
 
-    @Override
-    public void release(String sessionId) {
-        release(sessionId, null);
-    }
-
+    /** Destroys an ephemeral session (or that incarnation of it); a persistent one keeps its container. */
     void release(String sessionId, Instant incarnation) {
         Optional<SessionRecord> rec = store.find(sessionId);
         if (rec.isPresent() && rec.get().ephemeral()
@@ -898,11 +523,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         // A persistent session keeps its container until the idle TTL: the next call is instant.
     }
 
-    @Override
-    public void destroy(String sessionId) {
-        destroy(sessionId, null);
-    }
-
+    /** Destroys the session (or only that incarnation of it): containers, workdir, unkept snapshots. */
     void destroy(String sessionId, Instant incarnation) {
         underLifecycleLock(sessionId, e -> {
             try {
@@ -960,7 +581,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
                 attempt = 0; // it finished, failed (its claim released) or lapsed: look again
                 continue;
             }
-            requireWorkdirHere(ctx, rec, "destroy it there"); // before the claim: nothing is written
+            SessionRecords.requireWorkdirHere(driver, rec, "destroy it there"); // before the claim: nothing written
             Optional<SessionRecord> claimed = store.update(rec.withSandbox(SessionState.DESTROYING, rec.sandboxId(),
                     rec.sandboxStartedAt()).withOwner(instanceId, lease(now)).withLastActivity(now));
             if (claimed.isEmpty()) {
@@ -1038,30 +659,6 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     }
 
     /**
-     * Refuses a session whose workdir is on another host (see {@link SandboxDriver#workspaceElsewhere}), before
-     * anything is written: only that host's manager can use or delete it, until the archive tier moves it.
-     *
-     * @param doThere what the caller can do there instead, such as "destroy it there"
-     * @throws SandboxConfigurationException naming where the workdir is
-     */
-    static void requireWorkdirHere(EngineContext ctx, SessionRecord rec, String doThere) {
-        Optional<String> where = workdirElsewhere(ctx.driver(), rec);
-        if (where.isPresent()) {
-            throw new SandboxConfigurationException("session " + rec.sessionId() + ": this session's workdir is on "
-                    + "another host (" + where.get() + "); " + doThere + " or archive it first (the archive tier, "
-                    + "SandboxManager.Builder.archive, moves idle workdirs between hosts)");
-        }
-    }
-
-    /** Where the session's workdir is if this manager's driver cannot reach it; archived ones are reachable. */
-    private static Optional<String> workdirElsewhere(SandboxDriver driver, SessionRecord rec) {
-        if (Archives.isStoredAway(rec) || rec.workspace() == null || "-".equals(rec.workspace())) {
-            return Optional.empty();
-        }
-        return driver.workspaceElsewhere(rec.workspace());
-    }
-
-    /**
      * The janitor's retry of a destroy that did not finish (its owner failed or is gone); returns whether it
      * finished now. Skips a session whose lifecycle step is running. Runs on a scheduler thread.
      */
@@ -1076,7 +673,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
                 return false;
             }
             Optional<SessionRecord> rec = store.find(sessionId);
-            if (rec.isPresent() && workdirElsewhere(driver, rec.get()).isPresent()) {
+            if (rec.isPresent() && SessionRecords.workdirElsewhere(driver, rec.get()).isPresent()) {
                 // Another host's workdir: its manager finishes the destroy; claiming it here would only hold it up.
                 log.debug("Session {}: pending destroy left to the manager on the workdir's host", sessionId);
                 return false;
@@ -1086,11 +683,6 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
             sessions.dropIfIdle(e);
             unlock(e);
         }
-    }
-
-    /** Destroyed, or being destroyed: either way the session is no longer usable. */
-    static boolean isDestroyed(SessionRecord rec) {
-        return rec.state() == SessionState.DESTROYED || rec.state() == SessionState.DESTROYING;
     }
 
     // ---------------------------------------------------------------- housekeeping (called by the housekeeper)
@@ -1265,15 +857,15 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
 
     // ---------------------------------------------------------------- snapshots
 
-    @Override
-    public SnapshotId snapshot(String sessionId) {
+    /** Snapshots the session's workdir, under its lifecycle lock. */
+    SnapshotId snapshot(String sessionId) {
         SessionIds.requireValid(sessionId);
         checkOpen();
         return underLifecycleLock(sessionId, e -> snapshots.take(local(e)));
     }
 
-    @Override
-    public void restore(String sessionId, SnapshotId snapshot) {
+    /** Replaces the session's workdir with a snapshot's; its container, if live, is removed first. */
+    void restore(String sessionId, SnapshotId snapshot) {
         SessionIds.requireValid(sessionId);
         Objects.requireNonNull(snapshot, "snapshot");
         checkOpen();
@@ -1298,9 +890,10 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
      * Holds both sessions' lifecycle locks for the whole fork, taken in id order (a fork the other way round
      * cannot deadlock with this one): the target's, so that a concurrent acquire or fork of the same new id
      * cannot interleave; the source's, so that no destroy or restore of the source runs during the copy.
+     *
+     * @return the new session's incarnation
      */
-    @Override
-    public Sandbox fork(String sessionId, String newSessionId) {
+    Instant fork(String sessionId, String newSessionId) {
         SessionIds.requireValid(sessionId);
         SessionIds.requireValid(newSessionId);
         checkOpen();
@@ -1317,7 +910,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     }
 
     /** Creates the fork's session on a copy of the source's workdir. Both lifecycle locks held. */
-    private Sandbox forkLocked(String sessionId, SessionEntry target) {
+    private Instant forkLocked(String sessionId, SessionEntry target) {
         String newSessionId = target.sessionId;
         SessionRecord source = local(sessionId); // an archived source is brought back to this host first
         Optional<SessionRecord> existing = store.find(newSessionId);
@@ -1329,23 +922,7 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         SpecCodec.Encoded enc = specs.encoded(spec);
         acquireLocked(target, spec, enc.text(), enc.fingerprint(), source.workspace());
         log.info("Session {}: forked from {}", newSessionId, sessionId);
-        return new ManagedSandbox(this, newSessionId, target.record.createdAt());
-    }
-
-    @Override
-    public List<SnapshotInfo> snapshots(String sessionId) {
-        Objects.requireNonNull(sessionId, "sessionId");
-        return snapshots.of(sessionId);
-    }
-
-    @Override
-    public void keepSnapshot(SnapshotId snapshot, boolean keep) {
-        snapshots.keep(Objects.requireNonNull(snapshot, "snapshot"), keep);
-    }
-
-    @Override
-    public void deleteSnapshot(SnapshotId snapshot) {
-        snapshots.delete(Objects.requireNonNull(snapshot, "snapshot"));
+        return target.record.createdAt();
     }
 
     /** The session's record with its workdir on this host (unpacked from the archive tier first). Lock held. */
@@ -1395,52 +972,23 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
     private SessionRecord usable(String sessionId) {
         return store.find(sessionId)
                 .filter(r -> r.state() != SessionState.DESTROYED && r.state() != SessionState.DESTROYING)
-                .orElseThrow(() -> notFound(sessionId));
+                .orElseThrow(() -> SessionRecords.notFound(sessionId));
     }
 
-    @Override
-    public int reconcile() {
-        checkOpen();
-        return reconciler.run();
-    }
-
-    @Override
-    public ManagerStats stats() {
-        long active = sessions.activeCount();
-        long pooled = pools.values().stream().mapToLong(PoolManager::size).sum();
-        long[] held = snapshots.totals();
-        return stats.snapshot(active, pooled, held[0], held[1]);
-    }
-
-    @Override
-    public void ping() {
-        checkOpen();
-        driver.ping();
-    }
-
-    @Override
-    public Duration idleTimeout() {
-        return Duration.ofMillis(idleMillis);
-    }
-
-    @Override
-    public String instanceId() {
-        return instanceId;
-    }
-
-    @Override
-    public String driverName() {
-        return driver.name();
-    }
-
-    @Override
-    public void close() {
+    /** Marks the manager closed; returns false if it was already. Calls that follow are refused. */
+    boolean markClosed() {
         if (closed) {
-            return;
+            return false;
         }
         closed = true;
-        housekeeper.stop();
-        forwards.closeAll();
+        return true;
+    }
+
+    /**
+     * Suspends every session held (each under its lock) and drains the warm pools, in parallel on the scheduler,
+     * waiting up to a minute for each: the manager is closing.
+     */
+    void suspendAll() {
         List<Future<?>> stops = new ArrayList<>();
         for (SessionEntry e : sessions.all()) {
             stops.add(submitOrRun(() -> {
@@ -1467,36 +1015,6 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
                 log.warn("Could not suspend a session while closing: {}", ex.toString());
             }
         }
-        // Their containers are gone by now (or could not be removed): release their connections either way.
-        for (ManagedTerminal t : terminals) {
-            try {
-                t.close();
-            } catch (RuntimeException ex) {
-                log.debug("Could not close {}: {}", t, ex.toString());
-            }
-        }
-        if (!Thread.currentThread().isInterrupted()) {
-            reconciler.closing();
-        }
-        try {
-            store.find(PRESENCE_PREFIX + instanceId).ifPresent(r -> store.delete(r.sessionId(), r.version()));
-        } catch (RuntimeException storeDown) {
-            log.debug("Could not remove the presence record: {}", storeDown.toString());
-        }
-        storeIdentity.close();
-        if (ownsScheduler) {
-            scheduler.shutdownNow();
-        }
-        if (ownsIo) {
-            ((ExecutorService) io).shutdownNow();
-        }
-        if (ownsDriver) {
-            closeQuietly(driver);
-        }
-        if (ownsStore) {
-            closeQuietly(store);
-        }
-        log.info("Sandbox manager {} closed", instanceId);
     }
 
     // ---------------------------------------------------------------- helpers
@@ -1532,22 +1050,11 @@ final class LifecycleEngine implements SandboxManager, LifecycleActions {
         }
     }
 
-    private void checkOpen() {
+    @Override
+    public void checkOpen() {
         if (closed) {
             throw new IllegalStateException("sandbox manager " + instanceId + " is closed");
         }
-    }
-
-    private static void closeQuietly(AutoCloseable c) {
-        try {
-            c.close();
-        } catch (Exception e) {
-            log.warn("Error while closing {}: {}", c, e.toString());
-        }
-    }
-
-    static SandboxNotFoundException notFound(String sessionId) {
-        return new SandboxNotFoundException("session " + sessionId + " does not exist or was destroyed");
     }
 
     static String shortId(String id) {

@@ -21,12 +21,16 @@ import java.util.List;
  * taken before a destroy never reaches a new session that reuses the id.
  */
 final class ManagedSandbox implements Sandbox {
+    /** The session's lifecycle: info, keep-alive, release, destroy. */
     private final LifecycleEngine engine;
+    /** What runs in its live sandbox. */
+    private final LiveOperations live;
     private final String sessionId;
     private final Instant incarnation;
 
-    ManagedSandbox(LifecycleEngine engine, String sessionId, Instant incarnation) {
+    ManagedSandbox(LifecycleEngine engine, LiveOperations live, String sessionId, Instant incarnation) {
         this.engine = engine;
+        this.live = live;
         this.sessionId = sessionId;
         this.incarnation = incarnation;
     }
@@ -38,7 +42,7 @@ final class ManagedSandbox implements Sandbox {
 
     @Override
     public ExecResult exec(ExecRequest request) {
-        return engine.exec(sessionId, request, incarnation);
+        return live.exec(sessionId, request, incarnation);
     }
 
     @Override
@@ -50,43 +54,43 @@ final class ManagedSandbox implements Sandbox {
 
     @Override
     public SandboxFiles files() {
-        return engine.files(sessionId, incarnation);
+        return live.files(sessionId, incarnation);
     }
 
     @Override
     public ShellSession shell() {
-        return engine.openShell(sessionId, incarnation);
+        return live.openShell(sessionId, incarnation);
     }
 
     @Override
     public PortForward forward(int containerPort, ForwardOptions options) {
-        return engine.forward(sessionId, incarnation, containerPort, options);
+        return live.forward(sessionId, incarnation, containerPort, options);
     }
 
     @Override
     public SandboxProcess start(ExecRequest request, ProcessOptions options) {
-        return engine.startProcess(sessionId, incarnation, request, options);
+        return live.startProcess(sessionId, incarnation, request, options);
     }
 
     @Override
     public List<SandboxProcess> processes() {
         info(); // a handle of a destroyed incarnation answers not found, as its other calls do
-        return engine.processes(sessionId);
+        return live.processes(sessionId);
     }
 
     @Override
     public SandboxProcess process(String id) {
-        return engine.process(sessionId, id);
+        return live.process(sessionId, id);
     }
 
     @Override
     public Terminal terminal(ExecRequest request) {
-        return engine.openTerminal(sessionId, request, incarnation);
+        return live.openTerminal(sessionId, request, incarnation);
     }
 
     @Override
     public void keepAlive() {
-        engine.keepAlive(sessionId, incarnation);
+        live.keepAlive(sessionId, incarnation);
     }
 
     @Override

@@ -23,7 +23,7 @@ import java.util.regex.Pattern;
  * the previous command saved in a private directory under {@code /tmp}, runs the script in its own shell and
  * saves them again on exit. A command thus gets every exec guarantee (the timeout kills its process tree,
  * separate streams, caps) and cannot break the session's plumbing. Commands run one at a time and go through
- * the engine, which counts them as activity and refuses them once the sandbox the session was opened in is
+ * {@link LiveOperations}, which counts them as activity and refuses them once the sandbox the session was opened in is
  * no longer the live one (the state died with it).
  */
 final class ManagedShellSession implements ShellSession {
@@ -35,7 +35,7 @@ final class ManagedShellSession implements ShellSession {
     private static final Pattern STATE_DIR = Pattern.compile("/(tmp|dev/shm)/\\.sandboxkit-shell-[0-9a-f]+");
     private static final Pattern NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
-    private final LifecycleEngine engine;
+    private final LiveOperations live;
     private final String sessionId;
     /** The sandbox the state lives in. */
     final String sandboxId;
@@ -45,8 +45,8 @@ final class ManagedShellSession implements ShellSession {
     private final ReentrantLock running = new ReentrantLock(true);
     private volatile boolean closed;
 
-    ManagedShellSession(LifecycleEngine engine, String sessionId, String sandboxId, String dir) {
-        this.engine = engine;
+    ManagedShellSession(LiveOperations live, String sessionId, String sandboxId, String dir) {
+        this.live = live;
         this.sessionId = sessionId;
         this.sandboxId = sandboxId;
         this.dir = dir;
@@ -113,7 +113,7 @@ final class ManagedShellSession implements ShellSession {
             if (closed) {
                 throw new ShellSessionEndedException("shell session in " + sessionId + " was closed");
             }
-            return engine.shellExec(sessionId, this, request, command);
+            return live.shellExec(sessionId, this, request, command);
         } finally {
             running.unlock();
         }
@@ -124,7 +124,7 @@ final class ManagedShellSession implements ShellSession {
         if (closed) {
             return false;
         }
-        return engine.holds(sessionId, sandboxId);
+        return live.holds(sessionId, sandboxId);
     }
 
     @Override
@@ -133,7 +133,7 @@ final class ManagedShellSession implements ShellSession {
             return;
         }
         closed = true;
-        engine.closeShell(sessionId, this);
+        live.closeShell(sessionId, this);
     }
 
     @Override

@@ -15,12 +15,12 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The {@link Terminal} {@code Sandbox.terminal} returns: the driver's connection plus the engine's accounting.
+ * The {@link Terminal} {@code Sandbox.terminal} returns: the driver's connection plus the live operations' accounting.
  * It holds one exec slot of its session from open until it is seen ended (output at its end, exit reported, or
  * closed), so the reaper treats it as a running exec; ending releases the slot once.
  */
 final class ManagedTerminal implements Terminal {
-    private final LifecycleEngine engine;
+    private final LiveOperations live;
     private final SessionEntry entry;
     private final String sandboxId;
     private final TerminalConnection connection;
@@ -28,9 +28,9 @@ final class ManagedTerminal implements Terminal {
     private final AtomicBoolean ended = new AtomicBoolean();
     private volatile TerminalSize size;
 
-    ManagedTerminal(LifecycleEngine engine, SessionEntry entry, String sandboxId, TerminalConnection connection,
+    ManagedTerminal(LiveOperations live, SessionEntry entry, String sandboxId, TerminalConnection connection,
                     TerminalSize size) {
-        this.engine = engine;
+        this.live = live;
         this.entry = entry;
         this.sandboxId = sandboxId;
         this.connection = connection;
@@ -89,7 +89,7 @@ final class ManagedTerminal implements Terminal {
             return status;
         }
         ended();
-        return Optional.of(LifecycleEngine.classify(entry, sandboxId, status.get()));
+        return Optional.of(LiveOperations.classify(entry, sandboxId, status.get()));
     }
 
     @Override
@@ -107,7 +107,7 @@ final class ManagedTerminal implements Terminal {
      */
     private synchronized void ended() {
         if (ended.compareAndSet(false, true)) {
-            engine.terminalEnded(entry, this);
+            live.terminalEnded(entry, this);
         }
     }
 

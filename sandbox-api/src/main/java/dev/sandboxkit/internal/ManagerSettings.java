@@ -95,6 +95,6 @@ public record ManagerSettings(
      * @return the running manager
      */
     public SandboxManager start() {
-        return LifecycleEngine.start(this);
+        return ManagerFacade.start(this);
     }
 }

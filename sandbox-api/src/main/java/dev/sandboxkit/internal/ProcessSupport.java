@@ -9,13 +9,16 @@ import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.SandboxProcess;
 import dev.sandboxkit.SessionState;
 import dev.sandboxkit.spi.DriverCapability;
+import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SessionRecord;
+import dev.sandboxkit.spi.SessionStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -50,7 +53,10 @@ final class ProcessSupport {
     private static final int GONE_REMEMBERED = 4096;
     private static final Logger log = LoggerFactory.getLogger(ProcessSupport.class);
 
-    private final EngineContext ctx;
+    private final SandboxDriver driver;
+    private final SessionStore store;
+    private final SessionRegistry sessions;
+    private final Clock clock;
     /** Why containers this manager removed went, by tag: a lost process's reason names it. */
     private final Map<String, String> gone = new LinkedHashMap<>(16, 0.75f, false) {
         private static final long serialVersionUID = 1L;
@@ -61,8 +67,11 @@ final class ProcessSupport {
         }
     };
 
-    ProcessSupport(EngineContext ctx) {
-        this.ctx = ctx;
+    ProcessSupport(SandboxDriver driver, SessionStore store, SessionRegistry sessions, Clock clock) {
+        this.driver = driver;
+        this.store = store;
+        this.sessions = sessions;
+        this.clock = clock;
     }
 
     /** Where a process's operations go now: its container, or why it is lost. */
@@ -76,8 +85,8 @@ final class ProcessSupport {
         if (request.listener() != null) {
             throw new IllegalArgumentException("a background process takes no listener: use SandboxProcess.follow");
         }
-        if (!ctx.driver().capabilities().contains(DriverCapability.BACKGROUND_PROCESSES)) {
-            throw new dev.sandboxkit.SandboxUnsupportedException("driver '" + ctx.driver().name() + "' does not support background "
+        if (!driver.capabilities().contains(DriverCapability.BACKGROUND_PROCESSES)) {
+            throw new dev.sandboxkit.SandboxUnsupportedException("driver '" + driver.name() + "' does not support background "
                     + "processes (it does not declare BACKGROUND_PROCESSES)");
         }
         String id = tag(sandboxId) + "-" + String.format("%012x", Math.max(0, System.currentTimeMillis()))
@@ -92,7 +101,7 @@ final class ProcessSupport {
         ExecRequest start = ExecRequest.of(argv).withEnv(request.env()).withWorkingDir(request.workingDir())
                 .withTimeout(OP_TIMEOUT).withOutputLimit(64 * 1024);
         e.processContainer = sandboxId;
-        ExecResult r = ctx.driver().exec(sandboxId, ContainerSetup.withEnvironment(e.execEnv, start));
+        ExecResult r = driver.exec(sandboxId, ContainerSetup.withEnvironment(e.execEnv, start));
         if (request.tty() != null && r.termination() == ExecResult.Termination.EXITED && r.exitCode() == 6) {
             // process.sh: the image lacks script(1) or stty for a terminal.
             throw new dev.sandboxkit.SandboxUnsupportedException("session " + e.sessionId + ": " + r.stderr().strip());
@@ -124,7 +133,7 @@ final class ProcessSupport {
             return false;
         }
         try {
-            ExecResult s = ctx.driver().exec(sandboxId, op(null, "status", id));
+            ExecResult s = driver.exec(sandboxId, op(null, "status", id));
             boolean started = s.isSuccess() && !s.stdout().startsWith("none") && !s.stdout().isBlank();
             if (started) {
                 log.debug("Process {}: its start exec ended {}, but it runs", id, r);
@@ -150,13 +159,13 @@ final class ProcessSupport {
         Target t = locate(sessionId, null);
         if (t.sandboxId() == null) {
             if (t.lost().startsWith("the session was destroyed")) {
-                throw LifecycleEngine.notFound(sessionId);
+                throw SessionRecords.notFound(sessionId);
             }
             return List.of();
         }
         ExecResult r;
         try {
-            r = ctx.driver().exec(t.sandboxId(), op(null, "list"));
+            r = driver.exec(t.sandboxId(), op(null, "list"));
         } catch (SandboxNotFoundException gone) {
             return List.of();
         }
@@ -186,11 +195,11 @@ final class ProcessSupport {
             return new Answer(null, t.lost());
         }
         if (activity && t.owner() != null) {
-            t.owner().touch(ctx.clock().millis());
+            t.owner().touch(clock.millis());
         }
         ExecResult r;
         try {
-            r = ctx.driver().exec(t.sandboxId(), op(stdin, args).withTimeout(timeout));
+            r = driver.exec(t.sandboxId(), op(stdin, args).withTimeout(timeout));
         } catch (SandboxNotFoundException containerGone) {
             r = null;
         }
@@ -203,7 +212,7 @@ final class ProcessSupport {
             }
         }
         if (activity && t.owner() != null) {
-            t.owner().touch(ctx.clock().millis());
+            t.owner().touch(clock.millis());
         }
         return new Answer(r, null);
     }
@@ -221,13 +230,13 @@ final class ProcessSupport {
      * one it was started in means the process is lost.
      */
     Target locate(String sessionId, String id) {
-        SessionEntry e = ctx.sessions().get(sessionId);
+        SessionEntry e = sessions.get(sessionId);
         String live = e == null ? null : e.sandboxId();
         SessionEntry owner = e;
         if (live == null) {
             owner = null;
-            Optional<SessionRecord> rec = ctx.store().find(sessionId);
-            if (rec.isEmpty() || LifecycleEngine.isDestroyed(rec.get())) {
+            Optional<SessionRecord> rec = store.find(sessionId);
+            if (rec.isEmpty() || SessionRecords.isDestroyed(rec.get())) {
                 return lost(id, "the session was destroyed, and its sandbox with it");
             }
             if (rec.get().state() != SessionState.ACTIVE || rec.get().sandboxId() == null) {
@@ -271,7 +280,7 @@ final class ProcessSupport {
             return false;
         }
         try {
-            ExecResult r = ctx.driver().exec(sandboxId, op(null, "busy").withTimeout(Duration.ofSeconds(10)));
+            ExecResult r = driver.exec(sandboxId, op(null, "busy").withTimeout(Duration.ofSeconds(10)));
             if (r.isSuccess() && r.stdout().startsWith("busy")) {
                 e.touch(now);
                 log.debug("Session {}: a background process runs; not reaped", e.sessionId);

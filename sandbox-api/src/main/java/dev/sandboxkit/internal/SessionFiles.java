@@ -1,13 +1,17 @@
 package dev.sandboxkit.internal;
 
 import dev.sandboxkit.FileInfo;
+import dev.sandboxkit.FileLimits;
 import dev.sandboxkit.SandboxFileException;
 import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.UploadResult;
+import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SessionRecord;
+import dev.sandboxkit.spi.SessionStore;
 
 import java.io.InputStream;
+import java.time.Clock;
 import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
@@ -19,8 +23,13 @@ import java.util.Objects;
  * workdir (see {@link dev.sandboxkit.spi.SandboxDriver#files}).
  */
 final class SessionFiles implements SandboxFiles {
-    private final EngineContext ctx;
-    private final LifecycleActions engine;
+    private final SandboxDriver driver;
+    private final SessionStore store;
+    private final SessionRegistry sessions;
+    private final Clock clock;
+    private final FileLimits limits;
+    /** Says whether the manager is open, and unarchives a workdir kept in the archive tier. */
+    private final LifecycleActions lifecycle;
     private final String sessionId;
     /** The handle's incarnation, or null through the manager (any incarnation). */
     private final Instant incarnation;
@@ -30,27 +39,30 @@ final class SessionFiles implements SandboxFiles {
     private record Decoded(String encoded, SandboxSpec spec) {
     }
 
-    SessionFiles(EngineContext ctx, LifecycleActions engine, String sessionId, Instant incarnation) {
-        this.ctx = ctx;
-        this.engine = engine;
+    SessionFiles(SandboxDriver driver, SessionStore store, SessionRegistry sessions, Clock clock, FileLimits limits,
+                 LifecycleActions lifecycle, String sessionId, Instant incarnation) {
+        this.driver = driver;
+        this.store = store;
+        this.sessions = sessions;
+        this.clock = clock;
+        this.limits = limits;
+        this.lifecycle = lifecycle;
         this.sessionId = sessionId;
         this.incarnation = incarnation;
     }
 
     /** The driver's files API on the session's workdir, looked up now. */
     private SandboxFiles target() {
-        if (engine.isClosed()) {
-            throw new IllegalStateException("sandbox manager " + ctx.instanceId() + " is closed");
-        }
-        SessionEntry e = ctx.sessions().get(sessionId);
+        lifecycle.checkOpen();
+        SessionEntry e = sessions.get(sessionId);
         SessionRecord rec = e == null ? null : e.record;
         SandboxSpec spec = e == null ? null : e.spec;
-        if (rec != null && spec != null && e.touch(ctx.clock().millis())) {
+        if (rec != null && spec != null && e.touch(clock.millis())) {
             return checked(rec, spec);
         }
-        rec = ctx.store().find(sessionId).orElseThrow(() -> LifecycleEngine.notFound(sessionId));
-        if (Archives.isArchived(rec) && !LifecycleEngine.isDestroyed(rec)) {
-            rec = engine.unarchive(sessionId); // the workdir is in the archive tier: bring it to this host first
+        rec = store.find(sessionId).orElseThrow(() -> SessionRecords.notFound(sessionId));
+        if (Archives.isArchived(rec) && !SessionRecords.isDestroyed(rec)) {
+            rec = lifecycle.unarchive(sessionId); // the workdir is in the archive tier: bring it to this host first
         }
         Decoded d = decoded;
         if (d == null || !d.encoded().equals(rec.spec())) {
@@ -61,11 +73,11 @@ final class SessionFiles implements SandboxFiles {
     }
 
     private SandboxFiles checked(SessionRecord rec, SandboxSpec spec) {
-        if (LifecycleEngine.isDestroyed(rec) || (incarnation != null && !incarnation.equals(rec.createdAt()))) {
-            throw LifecycleEngine.notFound(sessionId);
+        if (SessionRecords.goneFor(rec, incarnation)) {
+            throw SessionRecords.notFound(sessionId);
         }
-        LifecycleEngine.requireWorkdirHere(ctx, rec, "use its files there");
-        return ctx.driver().files(rec.workspace(), spec, ctx.fileLimits());
+        SessionRecords.requireWorkdirHere(driver, rec, "use its files there");
+        return driver.files(rec.workspace(), spec, limits);
     }
 
     private static String path(String path) {
