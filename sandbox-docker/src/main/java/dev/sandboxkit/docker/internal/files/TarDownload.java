@@ -80,7 +80,7 @@ final class TarDownload extends InputStream {
 
     /** One file, already checked and reopened. */
     static TarDownload ofFile(FileChannel channel, byte[] name, Stat st, FileLimits limits) {
-        TarDownload t = new TarDownload(limits, HostFiles.text(name), false);
+        TarDownload t = new TarDownload(limits, FileRules.text(name), false);
         t.entries = 1;
         t.startFile(channel, name, st);
         return t;
@@ -161,7 +161,7 @@ final class TarDownload extends InputStream {
     /** Emits one entry of a directory; false if it was skipped (special file, vanished). */
     private boolean emit(Frame f, byte[] name) throws IOException {
         byte[] entryName = concat(f.prefix, name);
-        String shown = root + (root.isEmpty() ? "" : "/") + HostFiles.text(entryName);
+        String shown = root + (root.isEmpty() ? "" : "/") + FileRules.text(entryName);
         int fd;
         try {
             fd = LinuxFs.openPath(f.fd, name);
@@ -176,7 +176,7 @@ final class TarDownload extends InputStream {
             Stat st = LinuxFs.stat(fd);
             if (links && st.isSymlink()) {
                 if (++entries > limits.maxEntries()) {
-                    throw HostFiles.tooMany("'" + root + "'", limits.maxEntries());
+                    throw FileRules.tooMany("'" + root + "'", limits.maxEntries());
                 }
                 // Read from the parent by name, never resolved; the link is data, like a file's content.
                 byte[] target = LinuxFs.readlink(f.fd, name);
@@ -188,11 +188,11 @@ final class TarDownload extends InputStream {
                 return false; // links, FIFOs, sockets, devices: left out, never opened
             }
             if (++entries > limits.maxEntries()) {
-                throw HostFiles.tooMany("'" + root + "'", limits.maxEntries());
+                throw FileRules.tooMany("'" + root + "'", limits.maxEntries());
             }
             if (st.isDirectory()) {
-                if (stack.size() >= HostFiles.MAX_DEPTH) {
-                    throw HostFiles.tooDeep(shown);
+                if (stack.size() >= FileRules.MAX_DEPTH) {
+                    throw FileRules.tooDeep(shown);
                 }
                 byte[] dirName = concat(entryName, new byte[] {'/'});
                 List<byte[]> children = sortedNames(fd, shown);
@@ -203,7 +203,7 @@ final class TarDownload extends InputStream {
                 return true;
             }
             if (st.size() > limits.maxFileBytes()) {
-                throw HostFiles.tooLarge(shown, st.size(), limits.maxFileBytes());
+                throw FileRules.tooLarge(shown, st.size(), limits.maxFileBytes());
             }
             startFile(FileChannel.open(LinuxFs.proc(fd), StandardOpenOption.READ), entryName, st);
             return true;
@@ -231,7 +231,7 @@ final class TarDownload extends InputStream {
             int budget = Math.max(0, limits.maxEntries() - entries);
             List<byte[]> names = LinuxFs.names(dirFd, budget);
             if (names.size() > budget) {
-                throw HostFiles.tooMany("'" + root + "'", limits.maxEntries());
+                throw FileRules.tooMany("'" + root + "'", limits.maxEntries());
             }
             names.sort(BY_BYTES);
             return names;

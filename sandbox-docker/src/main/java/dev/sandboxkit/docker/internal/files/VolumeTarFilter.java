@@ -114,7 +114,7 @@ final class VolumeTarFilter extends InputStream {
                 case TarFormat.REGULAR, TarFormat.REGULAR_OLD, TarFormat.CONTIGUOUS -> {
                     count();
                     if (e.size() > limits.maxFileBytes()) {
-                        throw HostFiles.tooLarge(shown(name), e.size(), limits.maxFileBytes());
+                        throw FileRules.tooLarge(shown(name), e.size(), limits.maxFileBytes());
                     }
                     // Permission bits only: setuid, setgid and sticky never leave the sandbox.
                     pending = ByteBuffer.wrap(TarFormat.header(name, TarFormat.REGULAR, e.mode() & 0777, e.size(),
@@ -172,7 +172,7 @@ final class VolumeTarFilter extends InputStream {
             name = Arrays.copyOfRange(raw, slash + 1, raw.length);
         }
         boolean dir = name[name.length - 1] == '/';
-        String[] comps = HostFiles.entryComponents(name, new String(name, StandardCharsets.UTF_8));
+        String[] comps = FileRules.entryComponents(name, new String(name, StandardCharsets.UTF_8));
         if (comps.length == 0) {
             return null;
         }
@@ -182,7 +182,7 @@ final class VolumeTarFilter extends InputStream {
 
     private void count() {
         if (++entries > limits.maxEntries()) {
-            throw HostFiles.tooMany("'" + shownRoot + "'", limits.maxEntries());
+            throw FileRules.tooMany("'" + shownRoot + "'", limits.maxEntries());
         }
     }
 
