@@ -271,7 +271,7 @@ final class HostFiles implements SandboxFiles {
     }
 
     /** A file stream that fails once more than the limit has been read (the file grew after the check). */
-    static final class CappedInput extends InputStream {
+    static final class CappedInput extends ChunkedInput {
         private final FileChannel channel;
         private final long cap;
         private final String path;
@@ -284,17 +284,7 @@ final class HostFiles implements SandboxFiles {
         }
 
         @Override
-        public int read() throws IOException {
-            byte[] one = new byte[1];
-            int n = read(one, 0, 1);
-            return n < 0 ? -1 : one[0] & 0xff;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) throws IOException {
-            if (len == 0) {
-                return 0;
-            }
+        int readChunk(byte[] b, int off, int len) throws IOException {
             int n = channel.read(ByteBuffer.wrap(b, off, len));
             if (n > 0) {
                 read += n;

@@ -5,7 +5,6 @@ import dev.sandboxkit.docker.internal.files.LinuxFs.Errno;
 import dev.sandboxkit.docker.internal.files.LinuxFs.Stat;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.StandardOpenOption;
@@ -24,7 +23,7 @@ import java.util.List;
  * while being read is padded with zeros and one that grows is cut at the size in its header, so the
  * archive stays well-formed.
  */
-final class TarDownload extends InputStream {
+final class TarDownload extends ChunkedInput {
     private static final Comparator<byte[]> BY_BYTES = Arrays::compareUnsigned;
 
     /** One directory being walked: its pinned descriptor, its name in the archive, its sorted entries. */
@@ -87,20 +86,14 @@ final class TarDownload extends InputStream {
     }
 
     @Override
-    public int read() throws IOException {
-        byte[] one = new byte[1];
-        int n = read(one, 0, 1);
-        return n < 0 ? -1 : one[0] & 0xff;
-    }
-
-    @Override
-    public int read(byte[] b, int off, int len) throws IOException {
+    void checkOpen() throws IOException {
         if (closed) {
             throw new IOException("stream closed");
         }
-        if (len == 0) {
-            return 0;
-        }
+    }
+
+    @Override
+    int readChunk(byte[] b, int off, int len) throws IOException {
         while (true) {
             if (pending.hasRemaining()) {
                 int n = Math.min(len, pending.remaining());

@@ -32,8 +32,8 @@ import java.util.Map;
 
 /**
  * The files API of a workdir that is a named volume, with no host path: everything goes through the engine's
- * archive API on a helper container ({@link VolumeAccess}), and the tar streams both ways are parsed and written
- * here, so the results match {@link HostFiles}' contract (same errors, limits, modes and owners).
+ * archive API on a helper container ({@link VolumeAccess}). Uploads go through the same {@link TarExtractor} and
+ * {@link FileRules} as {@link HostFiles}, so the results match its contract (same errors, limits, modes and owners).
  *
  * <p>The engine resolves every component of a path but the last, following links (within the helper's own root
  * filesystem: never the host's, see docs/volume-workdirs.md). So no path is handed to it before each directory
@@ -245,17 +245,10 @@ public final class VolumeFiles implements SandboxFiles {
             if (e.size() > cap) {
                 throw FileRules.tooLarge(path, e.size(), cap);
             }
-            return new InputStream() {
+            return new ChunkedInput() {
                 @Override
-                public int read() throws IOException {
-                    byte[] one = new byte[1];
-                    int n = read(one, 0, 1);
-                    return n < 0 ? -1 : one[0] & 0xff;
-                }
-
-                @Override
-                public int read(byte[] b, int off, int len) throws IOException {
-                    return len == 0 ? 0 : reader.readContent(b, off, len);
+                int readChunk(byte[] b, int off, int len) throws IOException {
+                    return reader.readContent(b, off, len);
                 }
 
                 @Override

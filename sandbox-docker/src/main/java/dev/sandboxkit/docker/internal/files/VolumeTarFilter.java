@@ -19,7 +19,7 @@ import java.util.function.Function;
  * engine's stream is untrusted like any other: every header goes through {@link TarFormat.Reader}, names that
  * leave the root are refused. Produced on the reading thread as the caller reads.
  */
-final class VolumeTarFilter extends InputStream {
+final class VolumeTarFilter extends ChunkedInput {
     private final Deque<byte[]> hardLinks = new ArrayDeque<>();
     private final Function<String, InputStream> refetch;
     private final boolean stripRoot;
@@ -55,17 +55,7 @@ final class VolumeTarFilter extends InputStream {
     }
 
     @Override
-    public int read() throws IOException {
-        byte[] one = new byte[1];
-        int n = read(one, 0, 1);
-        return n < 0 ? -1 : one[0] & 0xff;
-    }
-
-    @Override
-    public int read(byte[] b, int off, int len) throws IOException {
-        if (len == 0) {
-            return 0;
-        }
+    int readChunk(byte[] b, int off, int len) throws IOException {
         while (true) {
             if (pending.hasRemaining()) {
                 int n = Math.min(len, pending.remaining());
