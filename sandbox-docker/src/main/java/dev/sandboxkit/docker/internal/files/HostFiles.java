@@ -14,6 +14,20 @@ import dev.sandboxkit.docker.internal.files.LinuxFs.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import static dev.sandboxkit.docker.internal.files.FileRules.DIR_MODE;
+import static dev.sandboxkit.docker.internal.files.FileRules.FILE_MODE;
+import static dev.sandboxkit.docker.internal.files.FileRules.MAX_DEPTH;
+import static dev.sandboxkit.docker.internal.files.FileRules.bytes;
+import static dev.sandboxkit.docker.internal.files.FileRules.ioError;
+import static dev.sandboxkit.docker.internal.files.FileRules.last;
+import static dev.sandboxkit.docker.internal.files.FileRules.requireNotWorkdir;
+import static dev.sandboxkit.docker.internal.files.FileRules.split;
+import static dev.sandboxkit.docker.internal.files.FileRules.symlink;
+import static dev.sandboxkit.docker.internal.files.FileRules.text;
+import static dev.sandboxkit.docker.internal.files.FileRules.tooLarge;
+import static dev.sandboxkit.docker.internal.files.FileRules.tooMany;
+import static dev.sandboxkit.docker.internal.files.FileRules.tooDeep;
+
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -91,12 +105,6 @@ import java.util.UUID;
  * never set. The workdir itself stays {@code 0700}, so the group and other bits open nothing on the host.
  */
 final class HostFiles implements SandboxFiles {
-    static final int FILE_MODE = 0644;
-    static final int EXEC_MODE = 0755;
-    static final int DIR_MODE = 0755;
-    /** Deepest directory nesting walked (one descriptor per level is held); the recursive delete has no limit. */
-    static final int MAX_DEPTH = 256;
-    private static final int BUFFER = 64 * 1024;
     private static final Logger log = LoggerFactory.getLogger(HostFiles.class);
     /** How the JDK encodes file names: used for the host paths handed to the system calls. */
     static final Charset PATH_CHARSET = pathCharset();
@@ -181,14 +189,7 @@ final class HostFiles implements SandboxFiles {
     }
 
     private FileInfo info(String path, String name, Stat st, int dir, byte[] rawName) throws Errno {
-        FileType type = switch (st.type()) {
-            case LinuxFs.S_IFREG -> FileType.FILE;
-            case LinuxFs.S_IFDIR -> FileType.DIRECTORY;
-            case LinuxFs.S_IFLNK -> FileType.SYMLINK;
-            case LinuxFs.S_IFIFO -> FileType.FIFO;
-            case LinuxFs.S_IFSOCK -> FileType.SOCKET;
-            default -> FileType.DEVICE;
-        };
+        FileType type = typeOf(st);
         String target = null;
         if (type == FileType.SYMLINK && dir >= 0) {
             try {
@@ -199,6 +200,17 @@ final class HostFiles implements SandboxFiles {
         }
         return new FileInfo(path, name, type, st.size(), st.mode() & 07777,
                 Instant.ofEpochSecond(st.mtimeSeconds(), st.mtimeNanos()), target);
+    }
+
+    private static FileType typeOf(Stat st) {
+        return switch (st.type()) {
+            case LinuxFs.S_IFREG -> FileType.FILE;
+            case LinuxFs.S_IFDIR -> FileType.DIRECTORY;
+            case LinuxFs.S_IFLNK -> FileType.SYMLINK;
+            case LinuxFs.S_IFIFO -> FileType.FIFO;
+            case LinuxFs.S_IFSOCK -> FileType.SOCKET;
+            default -> FileType.DEVICE;
+        };
     }
 
     // ================================================================== reading
@@ -254,22 +266,12 @@ final class HostFiles implements SandboxFiles {
         }
     }
 
-    static void requireRegular(Stat st, String path) {
-        if (st.isRegular()) {
-            return;
-        }
-        if (st.isDirectory()) {
-            throw new SandboxFileException(Reason.IS_A_DIRECTORY, "'" + path + "' is a directory");
-        }
-        if (st.isSymlink()) {
-            throw symlink(path);
-        }
-        throw new SandboxFileException(Reason.NOT_A_REGULAR_FILE, "'" + path
-                + "' is not a regular file (FIFO, socket or device); it is never opened");
+    private static void requireRegular(Stat st, String path) {
+        FileRules.requireRegular(typeOf(st), path);
     }
 
     /** A file stream that fails once more than the limit has been read (the file grew after the check). */
-    static final class CappedInput extends InputStream {
+    static final class CappedInput extends ChunkedInput {
         private final FileChannel channel;
         private final long cap;
         private final String path;
@@ -282,17 +284,7 @@ final class HostFiles implements SandboxFiles {
         }
 
         @Override
-        public int read() throws IOException {
-            byte[] one = new byte[1];
-            int n = read(one, 0, 1);
-            return n < 0 ? -1 : one[0] & 0xff;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) throws IOException {
-            if (len == 0) {
-                return 0;
-            }
+        int readChunk(byte[] b, int off, int len) throws IOException {
             int n = channel.read(ByteBuffer.wrap(b, off, len));
             if (n > 0) {
                 read += n;
@@ -329,7 +321,7 @@ final class HostFiles implements SandboxFiles {
         try {
             long n;
             try (FileChannel out = FileChannel.open(temp, StandardOpenOption.WRITE)) {
-                n = copy(content, out, path);
+                n = FileRules.copyCapped(content, out, limits.maxFileBytes(), path);
                 out.force(true);
             } catch (IOException e) {
                 throw ioError("write", path, e);
@@ -340,22 +332,6 @@ final class HostFiles implements SandboxFiles {
         } finally {
             staging.deleteQuietly(temp);
         }
-    }
-
-    private long copy(InputStream in, FileChannel out, String path) throws IOException {
-        byte[] buf = new byte[BUFFER];
-        long total = 0;
-        for (int n = in.read(buf); n >= 0; n = in.read(buf)) {
-            total += n;
-            if (total > limits.maxFileBytes()) {
-                throw tooLarge(path, total, limits.maxFileBytes());
-            }
-            ByteBuffer bb = ByteBuffer.wrap(buf, 0, n);
-            while (bb.hasRemaining()) {
-                out.write(bb);
-            }
-        }
-        return total;
     }
 
     /** Mode and owner of a staged entry, set while only this JVM can see it. */
@@ -434,7 +410,7 @@ final class HostFiles implements SandboxFiles {
     @Override
     public void delete(String path) {
         String[] comps = split(path);
-        requireNotWorkdir(comps, path);
+        requireNotWorkdir(comps);
         int dir = openDir(comps, comps.length - 1, false);
         try {
             byte[] name = bytes(last(comps));
@@ -463,7 +439,7 @@ final class HostFiles implements SandboxFiles {
     @Override
     public boolean deleteRecursively(String path) {
         String[] comps = split(path);
-        requireNotWorkdir(comps, path);
+        requireNotWorkdir(comps);
         int dir;
         try {
             dir = openDir(comps, comps.length - 1, false);
@@ -526,83 +502,66 @@ final class HostFiles implements SandboxFiles {
     }
 
     private UploadResult extract(String directory, InputStream tar, boolean archive) {
-        List<DirMode> dirModes = new ArrayList<>();
         String[] base = split(directory);
         LinuxFs.closeQuietly(openDir(base, base.length, true));
-        TarFormat.Reader reader = new TarFormat.Reader(tar);
-        Parents parents = new Parents();
-        int files = 0;
-        int dirs = 0;
-        int links = 0;
-        long bytes = 0;
-        int entries = 0;
-        try {
-            for (TarFormat.Entry e = reader.next(); e != null; e = reader.next()) {
-                if (++entries > limits.maxEntries()) {
-                    throw tooMany("the archive", limits.maxEntries());
-                }
-                String shownName = text(e.name());
-                String[] rel = entryComponents(e.name(), shownName);
-                String[] comps = concat(base, rel);
-                String path = String.join("/", comps);
-                switch (e.type()) {
-                    case TarFormat.DIRECTORY -> {
-                        LinuxFs.closeQuietly(openDir(comps, comps.length, true));
-                        if (archive && rel.length > 0) {
-                            dirModes.add(new DirMode(comps, e.mode() & 0777));
-                        }
-                        dirs++;
-                    }
-                    case TarFormat.REGULAR, TarFormat.REGULAR_OLD, TarFormat.CONTIGUOUS -> {
-                        if (rel.length == 0) {
-                            throw TarFormat.invalid("a file entry names the target directory itself");
-                        }
-                        if (e.size() > limits.maxFileBytes()) {
-                            throw tooLarge(path, e.size(), limits.maxFileBytes());
-                        }
-                        Path temp = staging.newTemp();
-                        try {
-                            try (FileChannel out = FileChannel.open(temp, StandardOpenOption.WRITE)) {
-                                bytes += reader.copyContent(out);
-                            }
-                            // Only the executable bit survives: never setuid, setgid or sticky.
-                            own(temp, archive ? e.mode() & 0777 : (e.mode() & 0111) != 0 ? EXEC_MODE : FILE_MODE);
-                            placeIn(parents.of(comps), temp, comps, path);
-                        } finally {
-                            staging.deleteQuietly(temp);
-                        }
-                        files++;
-                    }
-                    case TarFormat.SYMLINK -> {
-                        if (rel.length == 0) {
-                            throw TarFormat.invalid("a link entry names the target directory itself");
-                        }
-                        if (!archive) {
-                            requireInside(e.link(), comps, shownName);
-                        }
-                        Path temp = staging.newName();
-                        try {
-                            byte[] tempBytes = temp.toString().getBytes(PATH_CHARSET);
-                            LinuxFs.symlink(e.link(), LinuxFs.AT_FDCWD, tempBytes);
-                            if (chown) {
-                                LinuxFs.lchown(LinuxFs.AT_FDCWD, tempBytes, uid, gid);
-                            }
-                            placeIn(parents.of(comps), temp, comps, path);
-                        } finally {
-                            staging.deleteQuietly(temp);
-                        }
-                        links++;
-                    }
-                    case TarFormat.HARDLINK -> throw TarFormat.invalid("entry '" + shownName
-                            + "' is a hard link (to '" + text(e.link()) + "'); hard links are not extracted");
-                    case TarFormat.CHAR_DEVICE, TarFormat.BLOCK_DEVICE -> throw TarFormat.invalid("entry '" + shownName
-                            + "' is a device node; devices are never created");
-                    case TarFormat.FIFO -> throw TarFormat.invalid("entry '" + shownName + "' is a FIFO; not created");
-                    default -> throw TarFormat.invalid("entry '" + shownName + "' has unsupported type '"
-                            + (char) e.type() + "'");
-                }
+        try (Extraction into = new Extraction()) {
+            UploadResult result = TarExtractor.extract(tar, base, limits, archive, into);
+            into.applyDirModes();
+            return result;
+        } catch (Errno e) {
+            throw error(e, directory);
+        } catch (IOException e) {
+            throw ioError("upload into", directory, e);
+        }
+    }
+
+    /** Places what {@link TarExtractor} accepted: staged privately, then renamed into its pinned parent. */
+    private final class Extraction implements TarExtractor.Target<Errno>, AutoCloseable {
+        private final Parents parents = new Parents();
+        private final List<DirMode> dirModes = new ArrayList<>();
+
+        @Override
+        public void directory(String[] rel, String[] comps, int mode) {
+            LinuxFs.closeQuietly(openDir(comps, comps.length, true));
+            if (mode >= 0 && rel.length > 0) {
+                dirModes.add(new DirMode(comps, mode));
             }
-            // Deepest first, once everything is in: a 0555 directory could not have been filled.
+        }
+
+        @Override
+        public long file(String[] rel, String[] comps, String path, int mode, long size, TarFormat.Reader content)
+                throws IOException {
+            Path temp = staging.newTemp();
+            try {
+                long n;
+                try (FileChannel out = FileChannel.open(temp, StandardOpenOption.WRITE)) {
+                    n = content.copyContent(out);
+                }
+                own(temp, mode);
+                placeIn(parents.of(comps), temp, comps, path);
+                return n;
+            } finally {
+                staging.deleteQuietly(temp);
+            }
+        }
+
+        @Override
+        public void symlink(String[] rel, String[] comps, String path, byte[] target) throws Errno {
+            Path temp = staging.newName();
+            try {
+                byte[] tempBytes = temp.toString().getBytes(PATH_CHARSET);
+                LinuxFs.symlink(target, LinuxFs.AT_FDCWD, tempBytes);
+                if (chown) {
+                    LinuxFs.lchown(LinuxFs.AT_FDCWD, tempBytes, uid, gid);
+                }
+                placeIn(parents.of(comps), temp, comps, path);
+            } finally {
+                staging.deleteQuietly(temp);
+            }
+        }
+
+        /** Deepest first, once everything is in: a 0555 directory could not have been filled. */
+        void applyDirModes() throws Errno {
             for (int i = dirModes.size() - 1; i >= 0; i--) {
                 DirMode d = dirModes.get(i);
                 int fd = openDir(d.comps(), d.comps().length, false);
@@ -612,55 +571,11 @@ final class HostFiles implements SandboxFiles {
                     LinuxFs.closeQuietly(fd);
                 }
             }
-        } catch (Errno e) {
-            throw error(e, directory);
-        } catch (IOException e) {
-            throw ioError("upload into", directory, e);
-        } finally {
+        }
+
+        @Override
+        public void close() {
             parents.close();
-        }
-        return new UploadResult(files, dirs, links, bytes);
-    }
-
-    /** An entry name as workdir components: refuses absolute names and {@code ..}; drops {@code .} and empties. */
-    static String[] entryComponents(byte[] name, String shown) {
-        if (name.length > 0 && name[0] == '/') {
-            throw TarFormat.invalid("entry '" + shown + "' has an absolute name");
-        }
-        if (shown.indexOf('\0') >= 0) {
-            throw TarFormat.invalid("entry '" + shown.replace('\0', '?') + "' contains NUL");
-        }
-        List<String> out = new ArrayList<>();
-        for (String part : shown.split("/")) {
-            if (part.isEmpty() || part.equals(".")) {
-                continue;
-            }
-            if (part.equals("..")) {
-                throw TarFormat.invalid("entry '" + shown + "' contains '..'");
-            }
-            out.add(part);
-        }
-        return out.toArray(new String[0]);
-    }
-
-    /** A link target must be relative and, resolved lexically from where the link sits, stay in the workdir. */
-    static void requireInside(byte[] target, String[] linkComps, String shown) {
-        String t = text(target);
-        if (t.indexOf('\0') >= 0) {
-            throw TarFormat.invalid("link '" + shown + "' has a target containing NUL");
-        }
-        if (target.length == 0 || target[0] == '/') {
-            throw TarFormat.invalid("link '" + shown + "' points to an absolute path ('" + t + "')");
-        }
-        int depth = linkComps.length - 1; // the link's directory, counted from the workdir
-        for (String part : t.split("/")) {
-            if (part.equals("..")) {
-                if (--depth < 0) {
-                    throw TarFormat.invalid("link '" + shown + "' points outside the workdir ('" + t + "')");
-                }
-            } else if (!part.isEmpty() && !part.equals(".")) {
-                depth++;
-            }
         }
     }
 
@@ -804,34 +719,6 @@ final class HostFiles implements SandboxFiles {
 
     // ================================================================== helpers
 
-    static String[] split(String path) {
-        return path.isEmpty() ? new String[0] : path.split("/");
-    }
-
-    static String last(String[] comps) {
-        return comps[comps.length - 1];
-    }
-
-    static String[] concat(String[] a, String[] b) {
-        String[] out = Arrays.copyOf(a, a.length + b.length);
-        System.arraycopy(b, 0, out, a.length, b.length);
-        return out;
-    }
-
-    static void requireNotWorkdir(String[] comps, String path) {
-        if (comps.length == 0) {
-            throw new SandboxFileException(Reason.INVALID_PATH, "cannot delete the workdir itself");
-        }
-    }
-
-    static byte[] bytes(String name) {
-        return name.getBytes(StandardCharsets.UTF_8);
-    }
-
-    static String text(byte[] name) {
-        return new String(name, StandardCharsets.UTF_8);
-    }
-
     private static Set<PosixFilePermission> permissions(int mode) {
         Set<PosixFilePermission> p = EnumSet.noneOf(PosixFilePermission.class);
         PosixFilePermission[] order = {PosixFilePermission.OTHERS_EXECUTE, PosixFilePermission.OTHERS_WRITE,
@@ -846,34 +733,11 @@ final class HostFiles implements SandboxFiles {
         return p;
     }
 
-    static SandboxFileException symlink(String path) {
-        return new SandboxFileException(Reason.SYMLINK, "'" + path + "' is a symbolic link; links are never followed");
-    }
-
-    static SandboxFileException tooLarge(String path, long size, long cap) {
-        return new SandboxFileException(Reason.TOO_LARGE, "'" + path + "' is larger than the " + cap
-                + "-byte file limit (" + size + " bytes or more)");
-    }
-
-    static SandboxFileException tooMany(String what, int cap) {
-        return new SandboxFileException(Reason.TOO_MANY_ENTRIES, what + " has more than the " + cap
-                + "-entry limit");
-    }
-
-    static SandboxFileException tooDeep(String path) {
-        return new SandboxFileException(Reason.TOO_DEEP, "'" + path + "' is nested deeper than " + MAX_DEPTH
-                + " directories");
-    }
-
-    static SandboxException ioError(String what, String path, IOException e) {
-        return new SandboxFileException(Reason.IO_ERROR, "cannot " + what + " '" + path + "': " + e, e);
-    }
-
     /** Maps a failed system call to the API's exceptions, naming the workdir-relative path. */
     static SandboxException error(Errno e, String path) {
         String p = "'" + path + "'";
         return switch (e.code) {
-            case LinuxFs.ENOENT -> new SandboxNotFoundException("no such file or directory in the workdir: " + p);
+            case LinuxFs.ENOENT -> FileRules.notFound(path);
             case LinuxFs.ENOTDIR -> new SandboxFileException(Reason.NOT_A_DIRECTORY, p + ": a component is not a directory");
             case LinuxFs.EISDIR -> new SandboxFileException(Reason.IS_A_DIRECTORY, p + " is a directory");
             case LinuxFs.ELOOP -> symlink(path);

@@ -5,7 +5,6 @@ import dev.sandboxkit.docker.internal.files.LinuxFs.Errno;
 import dev.sandboxkit.docker.internal.files.LinuxFs.Stat;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.StandardOpenOption;
@@ -24,7 +23,7 @@ import java.util.List;
  * while being read is padded with zeros and one that grows is cut at the size in its header, so the
  * archive stays well-formed.
  */
-final class TarDownload extends InputStream {
+final class TarDownload extends ChunkedInput {
     private static final Comparator<byte[]> BY_BYTES = Arrays::compareUnsigned;
 
     /** One directory being walked: its pinned descriptor, its name in the archive, its sorted entries. */
@@ -80,27 +79,21 @@ final class TarDownload extends InputStream {
 
     /** One file, already checked and reopened. */
     static TarDownload ofFile(FileChannel channel, byte[] name, Stat st, FileLimits limits) {
-        TarDownload t = new TarDownload(limits, HostFiles.text(name), false);
+        TarDownload t = new TarDownload(limits, FileRules.text(name), false);
         t.entries = 1;
         t.startFile(channel, name, st);
         return t;
     }
 
     @Override
-    public int read() throws IOException {
-        byte[] one = new byte[1];
-        int n = read(one, 0, 1);
-        return n < 0 ? -1 : one[0] & 0xff;
-    }
-
-    @Override
-    public int read(byte[] b, int off, int len) throws IOException {
+    void checkOpen() throws IOException {
         if (closed) {
             throw new IOException("stream closed");
         }
-        if (len == 0) {
-            return 0;
-        }
+    }
+
+    @Override
+    int readChunk(byte[] b, int off, int len) throws IOException {
         while (true) {
             if (pending.hasRemaining()) {
                 int n = Math.min(len, pending.remaining());
@@ -161,7 +154,7 @@ final class TarDownload extends InputStream {
     /** Emits one entry of a directory; false if it was skipped (special file, vanished). */
     private boolean emit(Frame f, byte[] name) throws IOException {
         byte[] entryName = concat(f.prefix, name);
-        String shown = root + (root.isEmpty() ? "" : "/") + HostFiles.text(entryName);
+        String shown = root + (root.isEmpty() ? "" : "/") + FileRules.text(entryName);
         int fd;
         try {
             fd = LinuxFs.openPath(f.fd, name);
@@ -176,7 +169,7 @@ final class TarDownload extends InputStream {
             Stat st = LinuxFs.stat(fd);
             if (links && st.isSymlink()) {
                 if (++entries > limits.maxEntries()) {
-                    throw HostFiles.tooMany("'" + root + "'", limits.maxEntries());
+                    throw FileRules.tooMany("'" + root + "'", limits.maxEntries());
                 }
                 // Read from the parent by name, never resolved; the link is data, like a file's content.
                 byte[] target = LinuxFs.readlink(f.fd, name);
@@ -188,11 +181,11 @@ final class TarDownload extends InputStream {
                 return false; // links, FIFOs, sockets, devices: left out, never opened
             }
             if (++entries > limits.maxEntries()) {
-                throw HostFiles.tooMany("'" + root + "'", limits.maxEntries());
+                throw FileRules.tooMany("'" + root + "'", limits.maxEntries());
             }
             if (st.isDirectory()) {
-                if (stack.size() >= HostFiles.MAX_DEPTH) {
-                    throw HostFiles.tooDeep(shown);
+                if (stack.size() >= FileRules.MAX_DEPTH) {
+                    throw FileRules.tooDeep(shown);
                 }
                 byte[] dirName = concat(entryName, new byte[] {'/'});
                 List<byte[]> children = sortedNames(fd, shown);
@@ -203,7 +196,7 @@ final class TarDownload extends InputStream {
                 return true;
             }
             if (st.size() > limits.maxFileBytes()) {
-                throw HostFiles.tooLarge(shown, st.size(), limits.maxFileBytes());
+                throw FileRules.tooLarge(shown, st.size(), limits.maxFileBytes());
             }
             startFile(FileChannel.open(LinuxFs.proc(fd), StandardOpenOption.READ), entryName, st);
             return true;
@@ -231,7 +224,7 @@ final class TarDownload extends InputStream {
             int budget = Math.max(0, limits.maxEntries() - entries);
             List<byte[]> names = LinuxFs.names(dirFd, budget);
             if (names.size() > budget) {
-                throw HostFiles.tooMany("'" + root + "'", limits.maxEntries());
+                throw FileRules.tooMany("'" + root + "'", limits.maxEntries());
             }
             names.sort(BY_BYTES);
             return names;

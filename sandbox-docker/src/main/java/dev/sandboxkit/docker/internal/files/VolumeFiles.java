@@ -32,8 +32,8 @@ import java.util.Map;
 
 /**
  * The files API of a workdir that is a named volume, with no host path: everything goes through the engine's
- * archive API on a helper container ({@link VolumeAccess}), and the tar streams both ways are parsed and written
- * here, so the results match {@link HostFiles}' contract (same errors, limits, modes and owners).
+ * archive API on a helper container ({@link VolumeAccess}). Uploads go through the same {@link TarExtractor} and
+ * {@link FileRules} as {@link HostFiles}, so the results match its contract (same errors, limits, modes and owners).
  *
  * <p>The engine resolves every component of a path but the last, following links (within the helper's own root
  * filesystem: never the host's, see docs/volume-workdirs.md). So no path is handed to it before each directory
@@ -84,7 +84,7 @@ public final class VolumeFiles implements SandboxFiles {
     }
 
     private FileInfo statNow(String path) {
-        String[] comps = HostFiles.split(path);
+        String[] comps = FileRules.split(path);
         if (comps.length == 0) {
             VolumeAccess.PathStat st = access.stat(root);
             if (st == null) {
@@ -95,9 +95,9 @@ public final class VolumeFiles implements SandboxFiles {
         walk(comps, comps.length - 1, false);
         VolumeAccess.PathStat st = access.stat(abs(comps, comps.length));
         if (st == null) {
-            throw notFound(path);
+            throw FileRules.notFound(path);
         }
-        return info(path, HostFiles.last(comps), st);
+        return info(path, FileRules.last(comps), st);
     }
 
     @Override
@@ -117,9 +117,9 @@ public final class VolumeFiles implements SandboxFiles {
 
     /** The link's own target, as written: the stat header has the engine's resolution of it instead. */
     private String linkTarget(String path) {
-        try (InputStream in = access.get(abs(HostFiles.split(path), HostFiles.split(path).length))) {
+        try (InputStream in = access.get(abs(FileRules.split(path), FileRules.split(path).length))) {
             TarFormat.Entry e = new TarFormat.Reader(in).next();
-            return e != null && e.type() == TarFormat.SYMLINK ? HostFiles.text(e.link()) : null;
+            return e != null && e.type() == TarFormat.SYMLINK ? FileRules.text(e.link()) : null;
         } catch (IOException | SandboxException e) {
             return null; // replaced meanwhile: report the link without its target
         }
@@ -131,7 +131,7 @@ public final class VolumeFiles implements SandboxFiles {
     }
 
     private List<FileInfo> listNow(String path) {
-        String[] comps = HostFiles.split(path);
+        String[] comps = FileRules.split(path);
         walk(comps, comps.length, false);
         List<FileInfo> out = new ArrayList<>();
         // The archive of the directory is the only listing the engine offers: its direct entries are read, the
@@ -139,7 +139,7 @@ public final class VolumeFiles implements SandboxFiles {
         try (InputStream in = access.get(abs(comps, comps.length))) {
             TarFormat.Reader reader = new TarFormat.Reader(in);
             for (TarFormat.Entry e = reader.next(); e != null; e = reader.next()) {
-                String n = HostFiles.text(e.name());
+                String n = FileRules.text(e.name());
                 int slash = n.indexOf('/');
                 String rest = slash < 0 ? "" : n.substring(slash + 1);
                 if (rest.endsWith("/")) {
@@ -149,12 +149,12 @@ public final class VolumeFiles implements SandboxFiles {
                     continue; // the directory itself, or deeper
                 }
                 if (out.size() >= limits.maxEntries()) {
-                    throw HostFiles.tooMany("directory '" + path + "'", limits.maxEntries());
+                    throw FileRules.tooMany("directory '" + path + "'", limits.maxEntries());
                 }
                 out.add(entryInfo(path.isEmpty() ? rest : path + "/" + rest, rest, e));
             }
         } catch (IOException e) {
-            throw HostFiles.ioError("list", path, e);
+            throw FileRules.ioError("list", path, e);
         }
         out.sort(Comparator.comparing(FileInfo::name));
         return out;
@@ -176,7 +176,7 @@ public final class VolumeFiles implements SandboxFiles {
             default -> FileType.FILE;
         };
         return new FileInfo(path, name, type, e.size(), e.mode() & 07777, Instant.ofEpochSecond(e.mtime()),
-                type == FileType.SYMLINK ? HostFiles.text(e.link()) : null);
+                type == FileType.SYMLINK ? FileRules.text(e.link()) : null);
     }
 
     // ================================================================== reading
@@ -190,7 +190,7 @@ public final class VolumeFiles implements SandboxFiles {
                 in.transferTo(out);
                 return out.toByteArray();
             } catch (IOException e) {
-                throw HostFiles.ioError("read", path, e);
+                throw FileRules.ioError("read", path, e);
             }
         });
     }
@@ -212,7 +212,7 @@ public final class VolumeFiles implements SandboxFiles {
             return Files.newInputStream(temp, StandardOpenOption.DELETE_ON_CLOSE);
         } catch (IOException e) {
             deleteQuietly(temp);
-            throw HostFiles.ioError("read", path, e);
+            throw FileRules.ioError("read", path, e);
         } catch (RuntimeException e) {
             deleteQuietly(temp);
             throw e;
@@ -221,41 +221,34 @@ public final class VolumeFiles implements SandboxFiles {
 
     /** Checks the path, then streams the one file entry of its archive (refused if it is no longer a file). */
     private InputStream openFile(String path, long cap) {
-        String[] comps = HostFiles.split(path);
+        String[] comps = FileRules.split(path);
         if (comps.length == 0) {
             throw new SandboxFileException(Reason.IS_A_DIRECTORY, "'" + path + "' is the workdir, not a file");
         }
         walk(comps, comps.length - 1, false);
         VolumeAccess.PathStat st = access.stat(abs(comps, comps.length));
         if (st == null) {
-            throw notFound(path);
+            throw FileRules.notFound(path);
         }
-        requireRegular(st.type(), path);
+        FileRules.requireRegular(st.type(), path);
         if (st.size() > cap) {
-            throw HostFiles.tooLarge(path, st.size(), cap);
+            throw FileRules.tooLarge(path, st.size(), cap);
         }
         InputStream in = access.get(abs(comps, comps.length));
         try {
             TarFormat.Reader reader = new TarFormat.Reader(in);
             TarFormat.Entry e = reader.next();
             if (e == null) {
-                throw notFound(path);
+                throw FileRules.notFound(path);
             }
-            requireRegular(typeOf(e.type()), path); // swapped since the stat
+            FileRules.requireRegular(typeOf(e.type()), path); // swapped since the stat
             if (e.size() > cap) {
-                throw HostFiles.tooLarge(path, e.size(), cap);
+                throw FileRules.tooLarge(path, e.size(), cap);
             }
-            return new InputStream() {
+            return new ChunkedInput() {
                 @Override
-                public int read() throws IOException {
-                    byte[] one = new byte[1];
-                    int n = read(one, 0, 1);
-                    return n < 0 ? -1 : one[0] & 0xff;
-                }
-
-                @Override
-                public int read(byte[] b, int off, int len) throws IOException {
-                    return len == 0 ? 0 : reader.readContent(b, off, len);
+                int readChunk(byte[] b, int off, int len) throws IOException {
+                    return reader.readContent(b, off, len);
                 }
 
                 @Override
@@ -265,7 +258,7 @@ public final class VolumeFiles implements SandboxFiles {
             };
         } catch (IOException e) {
             closeQuietly(in);
-            throw HostFiles.ioError("open", path, e);
+            throw FileRules.ioError("open", path, e);
         } catch (RuntimeException e) {
             closeQuietly(in);
             throw e;
@@ -281,30 +274,19 @@ public final class VolumeFiles implements SandboxFiles {
         };
     }
 
-    private static void requireRegular(FileType type, String path) {
-        switch (type) {
-            case FILE -> {
-            }
-            case DIRECTORY -> throw new SandboxFileException(Reason.IS_A_DIRECTORY, "'" + path + "' is a directory");
-            case SYMLINK -> throw HostFiles.symlink(path);
-            default -> throw new SandboxFileException(Reason.NOT_A_REGULAR_FILE, "'" + path
-                    + "' is not a regular file (FIFO, socket or device); it is never opened");
-        }
-    }
-
     // ================================================================== writing
 
     @Override
     public void write(String path, byte[] content) {
         if (content.length > limits.maxFileBytes()) {
-            throw HostFiles.tooLarge(path, content.length, limits.maxFileBytes());
+            throw FileRules.tooLarge(path, content.length, limits.maxFileBytes());
         }
         write(path, new ByteArrayInputStream(content));
     }
 
     @Override
     public long write(String path, InputStream content) {
-        String[] comps = HostFiles.split(path);
+        String[] comps = FileRules.split(path);
         if (comps.length == 0) {
             throw new SandboxFileException(Reason.IS_A_DIRECTORY, "cannot write the workdir itself");
         }
@@ -313,9 +295,9 @@ public final class VolumeFiles implements SandboxFiles {
         try {
             long n;
             try (FileChannel out = FileChannel.open(temp, StandardOpenOption.WRITE)) {
-                n = copy(content, out, path);
+                n = FileRules.copyCapped(content, out, limits.maxFileBytes(), path);
             } catch (IOException e) {
-                throw HostFiles.ioError("write", path, e);
+                throw FileRules.ioError("write", path, e);
             }
             // Staged before the freeze: the caller's stream may be slow.
             return access.quiesced(live -> putFile(comps, path, temp, n));
@@ -331,38 +313,22 @@ public final class VolumeFiles implements SandboxFiles {
             throw new SandboxFileException(Reason.IS_A_DIRECTORY, "'" + path + "' is a directory");
         }
         // The engine removes whatever holds the name (a link, a FIFO) and creates the file: never written through.
-        byte[] header = TarFormat.header(HostFiles.bytes(HostFiles.last(comps)), TarFormat.REGULAR,
-                HostFiles.FILE_MODE, n, uid, gid, Instant.now().getEpochSecond(), null);
+        byte[] header = TarFormat.header(FileRules.bytes(FileRules.last(comps)), TarFormat.REGULAR,
+                FileRules.FILE_MODE, n, uid, gid, Instant.now().getEpochSecond(), null);
         byte[] tail = concat(new byte[TarFormat.padding(n)], TarFormat.endOfArchive());
         try {
             InputStream body = new SequenceInputStream(Collections.enumeration(List.of(
                     new ByteArrayInputStream(header), Files.newInputStream(temp), new ByteArrayInputStream(tail))));
             put(abs(comps, comps.length - 1), body, header.length + n + tail.length, path);
         } catch (IOException e) {
-            throw HostFiles.ioError("write", path, e);
+            throw FileRules.ioError("write", path, e);
         }
         return n;
     }
 
-    private long copy(InputStream in, FileChannel out, String path) throws IOException {
-        byte[] buf = new byte[BUFFER];
-        long total = 0;
-        for (int n = in.read(buf); n >= 0; n = in.read(buf)) {
-            total += n;
-            if (total > limits.maxFileBytes()) {
-                throw HostFiles.tooLarge(path, total, limits.maxFileBytes());
-            }
-            ByteBuffer bb = ByteBuffer.wrap(buf, 0, n);
-            while (bb.hasRemaining()) {
-                out.write(bb);
-            }
-        }
-        return total;
-    }
-
     @Override
     public void mkdirs(String path) {
-        String[] comps = HostFiles.split(path);
+        String[] comps = FileRules.split(path);
         access.quiesced(live -> walk(comps, comps.length, true));
     }
 
@@ -370,13 +336,13 @@ public final class VolumeFiles implements SandboxFiles {
 
     @Override
     public void delete(String path) {
-        String[] comps = HostFiles.split(path);
-        HostFiles.requireNotWorkdir(comps, path);
+        String[] comps = FileRules.split(path);
+        FileRules.requireNotWorkdir(comps);
         walk(comps, comps.length - 1, false);
         String target = abs(comps, comps.length);
         VolumeAccess.PathStat st = access.stat(target);
         if (st == null) {
-            throw notFound(path);
+            throw FileRules.notFound(path);
         }
         boolean directory = st.type() == FileType.DIRECTORY;
         VolumeAccess.Run r = access.run(directory ? List.of("rmdir", "--", target) : List.of("rm", "-f", "--", target));
@@ -391,8 +357,8 @@ public final class VolumeFiles implements SandboxFiles {
 
     @Override
     public boolean deleteRecursively(String path) {
-        String[] comps = HostFiles.split(path);
-        HostFiles.requireNotWorkdir(comps, path);
+        String[] comps = FileRules.split(path);
+        FileRules.requireNotWorkdir(comps);
         try {
             walk(comps, comps.length - 1, false);
         } catch (SandboxNotFoundException e) {
@@ -445,7 +411,7 @@ public final class VolumeFiles implements SandboxFiles {
     }
 
     private InputStream downloadNow(String path) {
-        String[] comps = HostFiles.split(path);
+        String[] comps = FileRules.split(path);
         if (comps.length > 0) {
             walk(comps, comps.length - 1, false);
         }
@@ -453,13 +419,13 @@ public final class VolumeFiles implements SandboxFiles {
         VolumeAccess.PathStat st = access.stat(target);
         if (st == null) {
             throw comps.length == 0 ? new SandboxNotFoundException("the session's workdir no longer exists")
-                    : notFound(path);
+                    : FileRules.notFound(path);
         }
         boolean tree = st.type() == FileType.DIRECTORY;
         if (!tree) {
-            requireRegular(st.type(), path);
+            FileRules.requireRegular(st.type(), path);
             if (st.size() > limits.maxFileBytes()) {
-                throw HostFiles.tooLarge(path, st.size(), limits.maxFileBytes());
+                throw FileRules.tooLarge(path, st.size(), limits.maxFileBytes());
             }
         }
         return new VolumeTarFilter(access.get(target), tree, false, limits, path,
@@ -508,7 +474,7 @@ public final class VolumeFiles implements SandboxFiles {
     public void ownRoot() {
         int slash = root.lastIndexOf('/');
         String parent = slash <= 0 ? "/" : root.substring(0, slash);
-        byte[] name = HostFiles.bytes(root.substring(slash + 1) + "/");
+        byte[] name = FileRules.bytes(root.substring(slash + 1) + "/");
         byte[] entry = concat(TarFormat.header(name, TarFormat.DIRECTORY, 0700, 0, uid, gid,
                 Instant.now().getEpochSecond(), null), TarFormat.endOfArchive());
         access.quiesced(live -> {
@@ -560,7 +526,7 @@ public final class VolumeFiles implements SandboxFiles {
             }
             return e;
         } catch (IOException e) {
-            throw HostFiles.ioError("read the owner of", "", e);
+            throw FileRules.ioError("read the owner of", "", e);
         }
     }
 
@@ -621,22 +587,15 @@ public final class VolumeFiles implements SandboxFiles {
     private enum Kind { NEW_DIR, OLD_DIR, FILE, LINK }
 
     private UploadResult extract(String directory, InputStream tar, boolean archive) {
-        String[] base = HostFiles.split(directory);
+        String[] base = FileRules.split(directory);
         List<VolumeAccess.PathStat> baseStats = walk(base, base.length, true);
-        Map<String, Kind> seen = new HashMap<>();
-        seen.put("", Kind.OLD_DIR);
         // Extracted at the helper's "/" with full names: the engine refuses a link whose target leaves the
         // directory it extracts into, and a workdir's archive may hold such links (kept as data, never followed).
         String prefix = abs(base, base.length).substring(1) + "/";
-        TarFormat.Reader reader = new TarFormat.Reader(tar);
-        int files = 0;
-        int dirs = 0;
-        int links = 0;
-        long bytes = 0;
-        int entries = 0;
         long now = Instant.now().getEpochSecond();
         Path spool = tempFile();
         try {
+            UploadResult result;
             try (FileChannel out = FileChannel.open(spool, StandardOpenOption.WRITE)) {
                 // Every directory above the entries as an entry of its own, mode unchanged: the engine would make
                 // one that vanished meanwhile (a sandbox renaming it) as root, which the sandbox could not remove.
@@ -644,149 +603,134 @@ public final class VolumeFiles implements SandboxFiles {
                 for (int i = 1; i <= rootParts.length; i++) {
                     String dir = "/" + String.join("/", Arrays.copyOf(rootParts, i));
                     VolumeAccess.PathStat st = access.stat(dir);
-                    write(out, TarFormat.header(HostFiles.bytes(dir.substring(1) + "/"), TarFormat.DIRECTORY,
-                            st == null ? HostFiles.DIR_MODE : st.mode() & 0777, 0, uid, gid, now, null));
+                    write(out, TarFormat.header(FileRules.bytes(dir.substring(1) + "/"), TarFormat.DIRECTORY,
+                            st == null ? FileRules.DIR_MODE : st.mode() & 0777, 0, uid, gid, now, null));
                 }
                 for (int i = 0; i < base.length; i++) {
                     write(out, TarFormat.header(dirName(abs(base, 0).substring(1) + "/", Arrays.copyOf(base, i + 1)),
                             TarFormat.DIRECTORY, baseStats.get(i).mode() & 0777, 0, uid, gid, now, null));
                 }
-                for (TarFormat.Entry e = reader.next(); e != null; e = reader.next()) {
-                    if (++entries > limits.maxEntries()) {
-                        throw HostFiles.tooMany("the archive", limits.maxEntries());
-                    }
-                    String shownName = HostFiles.text(e.name());
-                    String[] rel = HostFiles.entryComponents(e.name(), shownName);
-                    String[] comps = HostFiles.concat(base, rel);
-                    String path = String.join("/", comps);
-                    switch (e.type()) {
-                        case TarFormat.DIRECTORY -> {
-                            if (rel.length > 0) {
-                                parents(rel, base, prefix, seen, out, now);
-                                Kind k = ensureDir(rel, base, prefix, seen, out, now, archive ? e.mode() & 0777 : -1);
-                                if (archive && k == Kind.OLD_DIR) {
-                                    // An existing directory gets the archive's mode, as the host import gives it.
-                                    write(out, TarFormat.header(dirName(prefix, rel), TarFormat.DIRECTORY,
-                                            e.mode() & 0777, 0, uid, gid, now, null));
-                                }
-                            }
-                            dirs++;
-                        }
-                        case TarFormat.REGULAR, TarFormat.REGULAR_OLD, TarFormat.CONTIGUOUS -> {
-                            if (rel.length == 0) {
-                                throw TarFormat.invalid("a file entry names the target directory itself");
-                            }
-                            if (e.size() > limits.maxFileBytes()) {
-                                throw HostFiles.tooLarge(path, e.size(), limits.maxFileBytes());
-                            }
-                            parents(rel, base, prefix, seen, out, now);
-                            claim(rel, seen, Kind.FILE, path);
-                            // Only the executable bit survives: never setuid, setgid or sticky.
-                            int mode = archive ? e.mode() & 0777
-                                    : (e.mode() & 0111) != 0 ? HostFiles.EXEC_MODE : HostFiles.FILE_MODE;
-                            write(out, TarFormat.header(name(prefix, rel), TarFormat.REGULAR, mode, e.size(), uid, gid,
-                                    now, null));
-                            long n = reader.copyContent(out);
-                            write(out, new byte[TarFormat.padding(n)]);
-                            bytes += n;
-                            files++;
-                        }
-                        case TarFormat.SYMLINK -> {
-                            if (rel.length == 0) {
-                                throw TarFormat.invalid("a link entry names the target directory itself");
-                            }
-                            if (!archive) {
-                                HostFiles.requireInside(e.link(), comps, shownName);
-                            }
-                            if (HostFiles.text(e.link()).indexOf('\0') >= 0) {
-                                throw TarFormat.invalid("link '" + shownName + "' has a target containing NUL");
-                            }
-                            parents(rel, base, prefix, seen, out, now);
-                            claim(rel, seen, Kind.LINK, path);
-                            write(out, TarFormat.header(name(prefix, rel), TarFormat.SYMLINK, 0777, 0, uid, gid, now,
-                                    e.link()));
-                            links++;
-                        }
-                        case TarFormat.HARDLINK -> throw TarFormat.invalid("entry '" + shownName
-                                + "' is a hard link (to '" + HostFiles.text(e.link()) + "'); hard links are not extracted");
-                        case TarFormat.CHAR_DEVICE, TarFormat.BLOCK_DEVICE -> throw TarFormat.invalid("entry '"
-                                + shownName + "' is a device node; devices are never created");
-                        case TarFormat.FIFO -> throw TarFormat.invalid("entry '" + shownName + "' is a FIFO; not created");
-                        default -> throw TarFormat.invalid("entry '" + shownName + "' has unsupported type '"
-                                + (char) e.type() + "'");
-                    }
-                }
+                result = TarExtractor.extract(tar, base, limits, archive, new Spool(base, prefix, out, now));
                 write(out, TarFormat.endOfArchive());
             }
             put("/", Files.newInputStream(spool), Files.size(spool), directory);
+            return result;
         } catch (IOException e) {
-            throw HostFiles.ioError("upload into", directory, e);
+            throw FileRules.ioError("upload into", directory, e);
         } finally {
             deleteQuietly(spool);
-        }
-        return new UploadResult(files, dirs, links, bytes);
-    }
-
-    /** Makes sure every parent of {@code rel} is a directory, made by this archive or checked in the volume. */
-    private void parents(String[] rel, String[] base, String prefix, Map<String, Kind> seen, FileChannel out,
-            long now) throws IOException {
-        for (int i = 1; i < rel.length; i++) {
-            ensureDir(Arrays.copyOf(rel, i), base, prefix, seen, out, now, -1);
         }
     }
 
     /**
-     * The directory {@code rel}: known from this archive, else looked up in the volume (a link there is refused)
-     * unless a parent was made by this archive, and written as an entry when missing ({@code mode} -1: 0755).
+     * Writes what {@link TarExtractor} accepted as a clean archive for one {@code PUT}, owner and modes set here;
+     * every parent directory is either checked in the volume or made by the same archive.
      */
-    private Kind ensureDir(String[] rel, String[] base, String prefix, Map<String, Kind> seen, FileChannel out,
-            long now, int mode) throws IOException {
-        String key = String.join("/", rel);
-        String shown = String.join("/", HostFiles.concat(base, rel));
-        Kind k = seen.get(key);
-        if (k == null) {
-            Kind parent = seen.getOrDefault(String.join("/", Arrays.copyOf(rel, rel.length - 1)), Kind.OLD_DIR);
-            VolumeAccess.PathStat st = parent == Kind.NEW_DIR ? null : access.stat(root + "/" + shown);
-            if (st == null) {
-                write(out, TarFormat.header(dirName(prefix, rel), TarFormat.DIRECTORY,
-                        mode < 0 ? HostFiles.DIR_MODE : mode, 0, uid, gid, now, null));
-                k = Kind.NEW_DIR;
-            } else if (st.type() == FileType.DIRECTORY) {
-                // Written with its own mode, for the reason given in extract.
-                write(out, TarFormat.header(dirName(prefix, rel), TarFormat.DIRECTORY, st.mode() & 0777, 0, uid, gid,
-                        now, null));
-                k = Kind.OLD_DIR;
-            } else if (st.type() == FileType.SYMLINK) {
-                throw HostFiles.symlink(shown);
-            } else {
+    private final class Spool implements TarExtractor.Target<RuntimeException> {
+        private final String[] base;
+        private final String prefix;
+        private final FileChannel out;
+        private final long now;
+        private final Map<String, Kind> seen = new HashMap<>();
+
+        Spool(String[] base, String prefix, FileChannel out, long now) {
+            this.base = base;
+            this.prefix = prefix;
+            this.out = out;
+            this.now = now;
+            seen.put("", Kind.OLD_DIR);
+        }
+
+        @Override
+        public void directory(String[] rel, String[] comps, int mode) throws IOException {
+            if (rel.length == 0) {
+                return;
+            }
+            parents(rel);
+            if (ensureDir(rel, mode) == Kind.OLD_DIR && mode >= 0) {
+                // An existing directory gets the archive's mode, as the host import gives it.
+                write(out, TarFormat.header(dirName(prefix, rel), TarFormat.DIRECTORY, mode, 0, uid, gid, now, null));
+            }
+        }
+
+        @Override
+        public long file(String[] rel, String[] comps, String path, int mode, long size, TarFormat.Reader content)
+                throws IOException {
+            parents(rel);
+            claim(rel, Kind.FILE, path);
+            write(out, TarFormat.header(name(prefix, rel), TarFormat.REGULAR, mode, size, uid, gid, now, null));
+            long n = content.copyContent(out);
+            write(out, new byte[TarFormat.padding(n)]);
+            return n;
+        }
+
+        @Override
+        public void symlink(String[] rel, String[] comps, String path, byte[] target) throws IOException {
+            parents(rel);
+            claim(rel, Kind.LINK, path);
+            write(out, TarFormat.header(name(prefix, rel), TarFormat.SYMLINK, 0777, 0, uid, gid, now, target));
+        }
+
+        /** Makes sure every parent of {@code rel} is a directory, made by this archive or checked in the volume. */
+        private void parents(String[] rel) throws IOException {
+            for (int i = 1; i < rel.length; i++) {
+                ensureDir(Arrays.copyOf(rel, i), -1);
+            }
+        }
+
+        /**
+         * The directory {@code rel}: known from this archive, else looked up in the volume (a link there is
+         * refused) unless a parent was made by this archive, and written as an entry when missing ({@code mode}
+         * -1: 0755).
+         */
+        private Kind ensureDir(String[] rel, int mode) throws IOException {
+            String key = String.join("/", rel);
+            String shown = String.join("/", FileRules.concat(base, rel));
+            Kind k = seen.get(key);
+            if (k == null) {
+                Kind parent = seen.getOrDefault(String.join("/", Arrays.copyOf(rel, rel.length - 1)), Kind.OLD_DIR);
+                VolumeAccess.PathStat st = parent == Kind.NEW_DIR ? null : access.stat(root + "/" + shown);
+                if (st == null) {
+                    write(out, TarFormat.header(dirName(prefix, rel), TarFormat.DIRECTORY,
+                            mode < 0 ? FileRules.DIR_MODE : mode, 0, uid, gid, now, null));
+                    k = Kind.NEW_DIR;
+                } else if (st.type() == FileType.DIRECTORY) {
+                    // Written with its own mode, for the reason given in extract.
+                    write(out, TarFormat.header(dirName(prefix, rel), TarFormat.DIRECTORY, st.mode() & 0777, 0, uid,
+                            gid, now, null));
+                    k = Kind.OLD_DIR;
+                } else if (st.type() == FileType.SYMLINK) {
+                    throw FileRules.symlink(shown);
+                } else {
+                    throw new SandboxFileException(Reason.NOT_A_DIRECTORY, "'" + shown + "' is not a directory");
+                }
+                seen.put(key, k);
+                return k;
+            }
+            if (k == Kind.LINK) {
+                throw FileRules.symlink(shown);
+            }
+            if (k == Kind.FILE) {
                 throw new SandboxFileException(Reason.NOT_A_DIRECTORY, "'" + shown + "' is not a directory");
             }
-            seen.put(key, k);
             return k;
         }
-        if (k == Kind.LINK) {
-            throw HostFiles.symlink(shown);
-        }
-        if (k == Kind.FILE) {
-            throw new SandboxFileException(Reason.NOT_A_DIRECTORY, "'" + shown + "' is not a directory");
-        }
-        return k;
-    }
 
-    /** A file or link of the archive replaces a file or link, never a directory (as the host upload refuses). */
-    private static void claim(String[] rel, Map<String, Kind> seen, Kind kind, String path) {
-        Kind before = seen.put(String.join("/", rel), kind);
-        if (before == Kind.NEW_DIR || before == Kind.OLD_DIR) {
-            throw new SandboxFileException(Reason.IS_A_DIRECTORY, "'" + path + "' is a directory");
+        /** A file or link of the archive replaces a file or link, never a directory (as the host upload refuses). */
+        private void claim(String[] rel, Kind kind, String path) {
+            Kind before = seen.put(String.join("/", rel), kind);
+            if (before == Kind.NEW_DIR || before == Kind.OLD_DIR) {
+                throw new SandboxFileException(Reason.IS_A_DIRECTORY, "'" + path + "' is a directory");
+            }
         }
     }
 
     private static byte[] name(String prefix, String[] rel) {
-        return HostFiles.bytes(prefix + String.join("/", rel));
+        return FileRules.bytes(prefix + String.join("/", rel));
     }
 
     private static byte[] dirName(String prefix, String[] rel) {
-        return HostFiles.bytes(prefix + String.join("/", rel) + "/");
+        return FileRules.bytes(prefix + String.join("/", rel) + "/");
     }
 
     private static void write(FileChannel out, byte[] b) throws IOException {
@@ -803,8 +747,8 @@ public final class VolumeFiles implements SandboxFiles {
      * {@code create}, missing ones are made (0755, the owner's).
      */
     private List<VolumeAccess.PathStat> walk(String[] comps, int count, boolean create) {
-        if (count > HostFiles.MAX_DEPTH) {
-            throw HostFiles.tooDeep(String.join("/", comps));
+        if (count > FileRules.MAX_DEPTH) {
+            throw FileRules.tooDeep(String.join("/", comps));
         }
         List<VolumeAccess.PathStat> stats = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
@@ -812,16 +756,16 @@ public final class VolumeFiles implements SandboxFiles {
             String p = abs(comps, i + 1);
             VolumeAccess.PathStat st = access.stat(p);
             if (st == null && create) {
-                byte[] entry = concat(TarFormat.header(HostFiles.bytes(comps[i] + "/"), TarFormat.DIRECTORY,
-                        HostFiles.DIR_MODE, 0, uid, gid, Instant.now().getEpochSecond(), null), TarFormat.endOfArchive());
+                byte[] entry = concat(TarFormat.header(FileRules.bytes(comps[i] + "/"), TarFormat.DIRECTORY,
+                        FileRules.DIR_MODE, 0, uid, gid, Instant.now().getEpochSecond(), null), TarFormat.endOfArchive());
                 put(abs(comps, i), new ByteArrayInputStream(entry), entry.length, shown);
                 st = access.stat(p);
             }
             if (st == null) {
-                throw notFound(shown);
+                throw FileRules.notFound(shown);
             }
             if (st.type() == FileType.SYMLINK) {
-                throw HostFiles.symlink(shown);
+                throw FileRules.symlink(shown);
             }
             if (st.type() != FileType.DIRECTORY) {
                 throw new SandboxFileException(Reason.NOT_A_DIRECTORY, "'" + shown + "' is not a directory");
@@ -852,10 +796,6 @@ public final class VolumeFiles implements SandboxFiles {
             return root;
         }
         return root + "/" + String.join("/", Arrays.copyOf(comps, count));
-    }
-
-    private static SandboxNotFoundException notFound(String path) {
-        return new SandboxNotFoundException("no such file or directory in the workdir: '" + path + "'");
     }
 
     private static byte[] concat(byte[] a, byte[] b) {

@@ -19,7 +19,7 @@ import java.util.function.Function;
  * engine's stream is untrusted like any other: every header goes through {@link TarFormat.Reader}, names that
  * leave the root are refused. Produced on the reading thread as the caller reads.
  */
-final class VolumeTarFilter extends InputStream {
+final class VolumeTarFilter extends ChunkedInput {
     private final Deque<byte[]> hardLinks = new ArrayDeque<>();
     private final Function<String, InputStream> refetch;
     private final boolean stripRoot;
@@ -55,17 +55,7 @@ final class VolumeTarFilter extends InputStream {
     }
 
     @Override
-    public int read() throws IOException {
-        byte[] one = new byte[1];
-        int n = read(one, 0, 1);
-        return n < 0 ? -1 : one[0] & 0xff;
-    }
-
-    @Override
-    public int read(byte[] b, int off, int len) throws IOException {
-        if (len == 0) {
-            return 0;
-        }
+    int readChunk(byte[] b, int off, int len) throws IOException {
         while (true) {
             if (pending.hasRemaining()) {
                 int n = Math.min(len, pending.remaining());
@@ -114,7 +104,7 @@ final class VolumeTarFilter extends InputStream {
                 case TarFormat.REGULAR, TarFormat.REGULAR_OLD, TarFormat.CONTIGUOUS -> {
                     count();
                     if (e.size() > limits.maxFileBytes()) {
-                        throw HostFiles.tooLarge(shown(name), e.size(), limits.maxFileBytes());
+                        throw FileRules.tooLarge(shown(name), e.size(), limits.maxFileBytes());
                     }
                     // Permission bits only: setuid, setgid and sticky never leave the sandbox.
                     pending = ByteBuffer.wrap(TarFormat.header(name, TarFormat.REGULAR, e.mode() & 0777, e.size(),
@@ -172,7 +162,7 @@ final class VolumeTarFilter extends InputStream {
             name = Arrays.copyOfRange(raw, slash + 1, raw.length);
         }
         boolean dir = name[name.length - 1] == '/';
-        String[] comps = HostFiles.entryComponents(name, new String(name, StandardCharsets.UTF_8));
+        String[] comps = FileRules.entryComponents(name, new String(name, StandardCharsets.UTF_8));
         if (comps.length == 0) {
             return null;
         }
@@ -182,7 +172,7 @@ final class VolumeTarFilter extends InputStream {
 
     private void count() {
         if (++entries > limits.maxEntries()) {
-            throw HostFiles.tooMany("'" + shownRoot + "'", limits.maxEntries());
+            throw FileRules.tooMany("'" + shownRoot + "'", limits.maxEntries());
         }
     }
 

@@ -106,7 +106,7 @@ class TarFormatLimitsTest {
     }
 
     /** A PAX extended header holding one record. */
-    private static void pax(ByteArrayOutputStream out, String keyValue) {
+    static void pax(ByteArrayOutputStream out, String keyValue) {
         byte[] record = paxRecord(keyValue);
         out.writeBytes(TarFormat.header(utf8("PaxHeaders/x"), TarFormat.PAX_HEADER, 0644, record.length, 0, 0, 0,
                 null));
