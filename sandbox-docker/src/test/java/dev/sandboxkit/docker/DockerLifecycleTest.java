@@ -19,6 +19,7 @@ import dev.sandboxkit.spi.SandboxDescriptor;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SandboxDriverProvider;
 import dev.sandboxkit.spi.SandboxLabels;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -223,6 +224,7 @@ class DockerLifecycleTest extends DriverOnDocker {
     }
 
     @Test
+    @Tag("slow") // twelve rounds of a real race: the full tier's, like the module's other races
     void aRemovalCutShortByAnInterruptIsFinishedByTheNextOne() throws Exception {
         // The MCP server's shutdown interrupts the thread that destroys a session (issue 29, StdioIT): the engine gives
         // up a removal whose client went away, and the next removal must not take "already in progress" for done.
