@@ -133,8 +133,18 @@ final class HostileRequests {
     static int awaitRoundAfter(Sandbox sandbox, int after, String loop) {
         int[] now = {after};
         Await.until(Duration.ofSeconds(30), () -> (now[0] = roundsSoFar(sandbox)) > after,
-                () -> "the sandbox's " + loop + " loop counted no round after " + after);
+                () -> "the sandbox's " + loop + " loop counted no round after " + after + loopState(sandbox));
         return now[0];
+    }
+
+    /** For a failure message: the workdir's top, the loop's last errors (in {@code loop.err}) and the processes. */
+    static String loopState(Sandbox sandbox) {
+        try {
+            return "\n--- sandbox state:\n" + FilesTestSupport.plant(sandbox,
+                    "ls -la . race race.d 2>&1; echo '--- loop.err:'; tail -n 20 loop.err 2>&1; echo '--- ps:'; ps 2>&1; true");
+        } catch (RuntimeException | AssertionError e) {
+            return "\n(sandbox state unavailable: " + e + ")";
+        }
     }
 
     /** How the host's calls of a race fared, per call: succeeded or refused; and the sandbox's rounds meanwhile. */
@@ -174,7 +184,7 @@ final class HostileRequests {
         Await.repeatUntil(RACE_DEADLINE,
                 () -> race.total() >= calls && seen[0] - first >= rounds && race.succeeded() > 0 && race.refusals() > 0,
                 () -> new RaceCalls(race.ok(), race.refused(), seen[0] - first) + "; wanted " + calls + " calls, "
-                        + rounds + " rounds, some succeeded and some refused", () -> {
+                        + rounds + " rounds, some succeeded and some refused" + loopState(sandbox), () -> {
                     String op = switch (i[0]++ % 8) {
                         case 0 -> "read";
                         case 1 -> "stream";

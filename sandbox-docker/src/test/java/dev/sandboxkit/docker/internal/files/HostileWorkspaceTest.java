@@ -384,16 +384,18 @@ class HostileWorkspaceTest {
     @Test
     @DisplayName("swap race: the container keeps swapping a file and its directory for links, FIFOs and dirs while the host reads and writes")
     void swapRace() {
+        // The plain file is written under its own name (race/w), never race/n: when a FIFO's rename fails (a host
+        // upload re-made the directory mid-round), the FIFO left at race/n would block the loop's next write for good.
         String loop = "mkdir -p race && echo safe > race/f && (i=0; while [ ! -e stop ]; do"
                 + HostileRequests.COUNT_ROUND
-                + " echo safe > race/n && mv -f race/n race/f;"
+                + " echo safe > race/w && mv -f race/w race/f;"
                 + " ln -s /etc/passwd race/n && mv -f race/n race/f;"
                 + " ln -s " + canary.resolve("secret.txt") + " race/n && mv -f race/n race/f;"
                 + " mkfifo race/n && mv -f race/n race/f;"
                 + " rm -f race/f && mkdir race/f && echo inner > race/f/x && rm -rf race/f;"
                 + " mv race race.d && ln -s " + canary + " race && rm race && mv race.d race;"
                 + " mv race race.d && mkfifo race && rm race && mv race.d race;"
-                + " done) >/dev/null 2>&1 &";
+                + " done) >/dev/null 2>>loop.err &";
         plant(sandbox, loop);
         HostileRequests.RaceCalls calls = assertTimeoutPreemptively(HostileRequests.RACE_DEADLINE.plusSeconds(60),
                 () -> HostileRequests.raceCalls(sandbox, files, 160, 20));

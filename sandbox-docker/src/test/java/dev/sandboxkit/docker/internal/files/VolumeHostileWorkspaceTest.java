@@ -364,16 +364,18 @@ class VolumeHostileWorkspaceTest {
     void swapRace() {
         // As HostileWorkspaceTest's loop, FIFOs included: the engine opens what it extracts or tars without
         // O_NONBLOCK, which only the freeze around each files call keeps from blocking for good (VolumeFreezeTest).
+        // The plain file is written under its own name (race/w), never race/n: when a FIFO's rename fails (a host
+        // upload re-made the directory mid-round), the FIFO left at race/n would block the loop's next write for good.
         String loop = "mkdir -p race && echo safe > race/f && (i=0; while [ ! -e stop ]; do"
                 + HostileRequests.COUNT_ROUND
-                + " echo safe > race/n && mv -f race/n race/f;"
+                + " echo safe > race/w && mv -f race/w race/f;"
                 + " mkfifo race/n && mv -f race/n race/f;"
                 + " ln -s /etc/passwd race/n && mv -f race/n race/f;"
                 + " ln -s /bin/busybox race/n && mv -f race/n race/f;"
                 + " rm -f race/f && mkdir race/f && echo inner > race/f/x && rm -rf race/f;"
                 + " mv race race.d && ln -s / race && rm race && mv race.d race;"
                 + " mv race race.d && mkfifo race && rm race && mv race.d race;"
-                + " done) >/dev/null 2>&1 &";
+                + " done) >/dev/null 2>>loop.err &";
         plant(sandbox, loop);
         // Each call is a few engine requests (deletes a one-off container), so far fewer than on a host directory.
         HostileRequests.RaceCalls calls = assertTimeoutPreemptively(HostileRequests.RACE_DEADLINE.plusSeconds(60),
