@@ -633,7 +633,9 @@ public final class SandboxSpec {
 
         /**
          * Sets the user, {@code uid} or {@code uid:gid} (numeric, each 0..4294967294); {@code null} means
-         * automatic. Checked by {@link #build()}.
+         * automatic. A bare {@code uid} never runs in the root group: the driver names
+         * its group (Docker: the same number as the uid; Kubernetes: {@code kubernetes.runAsGroup}). Checked by
+         * {@link #build()}.
          *
          * @param user numeric user
          * @return this builder

@@ -165,7 +165,7 @@ public final class DockerSettings {
      * {@code docker.defaultUser}: the sandbox user of a root JVM when the spec names none (a non-root JVM runs
      * sandboxes as itself).
      *
-     * @return {@code uid} or {@code uid:gid}; default {@code 10001:10001}
+     * @return {@code uid:gid}; default {@code 10001:10001}
      */
     public String defaultUser() {
         return defaultUser;
@@ -317,18 +317,20 @@ public final class DockerSettings {
         /**
          * {@code docker.defaultUser}: the sandbox user of a root JVM when the spec names none.
          *
-         * @param user {@code uid} or {@code uid:gid}, each at most 2147483647 (what the engine accepts)
+         * @param user {@code uid} or {@code uid:gid}, each at most 2147483647 (what the engine accepts); a bare
+         *             {@code uid} means {@code uid:uid}
          * @return this builder
          * @throws SandboxConfigurationException if it is not
          */
         public Builder defaultUser(String user) {
             String u = Objects.requireNonNull(user, "user").trim();
             try {
-                DockerSandboxDriver.requireEngineIds(HostWorkspaces.Ids.parse(u));
+                HostWorkspaces.Ids ids = HostWorkspaces.Ids.parse(u);
+                DockerSandboxDriver.requireEngineIds(ids);
+                this.defaultUser = ids.toString(); // uid:gid, as a bare uid would run in group 0
             } catch (IllegalArgumentException | SandboxConfigurationException e) {
                 throw new SandboxConfigurationException(DEFAULT_USER_KEY + ": " + e.getMessage(), e);
             }
-            this.defaultUser = u;
             return this;
         }
 

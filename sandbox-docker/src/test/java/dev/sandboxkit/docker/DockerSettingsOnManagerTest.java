@@ -54,6 +54,20 @@ class DockerSettingsOnManagerTest {
     }
 
     @Test
+    @DisplayName("a bare uid (docker.defaultUser or the spec's user) runs with the same gid, never group 0 (root)")
+    void aBareUidIsNotRootsGroup() {
+        try (SandboxManager m = docker().driverProperty("docker.defaultUser", "2349").build()) {
+            assertThat(idOf(m)).isEqualTo(expectedIds("2349 2349"));
+            // The spec's bare uid too (a spec's user applies whoever the JVM runs as).
+            try (Sandbox s = m.acquire("settings-" + DockerTestSupport.newInstanceId(),
+                    DockerTestSupport.spec().user("2350").build())) {
+                assertThat(s.exec(ExecRequest.of("sh", "-c", "echo $(id -u) $(id -g)")).stdout().trim())
+                        .isEqualTo("2350 2350");
+            }
+        }
+    }
+
+    @Test
     @DisplayName("the same setting as -Dsandboxkit.docker.defaultUser, and a mistyped system property is refused")
     void systemPropertiesAreTheSameSettings() {
         System.setProperty("sandboxkit.docker.defaultUser", "2347:2348");

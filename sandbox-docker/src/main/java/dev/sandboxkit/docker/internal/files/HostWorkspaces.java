@@ -153,11 +153,11 @@ public final class HostWorkspaces {
      * JVM can read and delete what the sandbox writes), else the unprivileged default.
      *
      * @param spec the session's spec
-     * @return {@code uid[:gid]} for the container
+     * @return {@code uid:gid} for the container
      */
     public String sandboxUser(SandboxSpec spec) {
         if (spec.user() != null) {
-            return spec.user();
+            return Ids.parse(spec.user()).toString(); // the engine would run a bare uid in group 0
         }
         return jvmUid != 0 ? jvmUid + ":" + jvmGid : defaultUser;
     }

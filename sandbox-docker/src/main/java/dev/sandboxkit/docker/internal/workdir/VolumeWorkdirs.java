@@ -161,7 +161,7 @@ public final class VolumeWorkdirs implements Workdirs {
     /** The spec's user, else the default: no host directory needs the JVM's uid. */
     @Override
     public String sandboxUser(SandboxSpec spec) {
-        return spec.user() != null ? spec.user() : defaultUser;
+        return HostWorkspaces.Ids.parse(spec.user() != null ? spec.user() : defaultUser).toString();
     }
 
     private HostWorkspaces.Ids ids(SandboxSpec spec) {
