@@ -27,6 +27,9 @@ module dev.sandboxkit.mcp {
     requires static info.picocli;
     requires static dev.sandboxkit.store.jdbc;
 
+    // --show-config lists the settings of the drivers found.
+    uses dev.sandboxkit.spi.SandboxDriverProvider;
+
     exports dev.sandboxkit.mcp;
     // picocli sets the command's @Option fields by reflection.
     opens dev.sandboxkit.mcp to info.picocli;

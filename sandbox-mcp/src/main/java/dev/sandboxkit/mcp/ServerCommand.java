@@ -6,6 +6,7 @@ import dev.sandboxkit.SandboxException;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.mcp.internal.Sessions;
 import dev.sandboxkit.spi.ConfigValues;
+import dev.sandboxkit.spi.SandboxDriverProvider;
 import dev.sandboxkit.spi.SessionStore;
 import dev.sandboxkit.store.jdbc.JdbcSessionStore;
 import dev.sandboxkit.tools.SandboxTool;
@@ -29,11 +30,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.ServiceLoader;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -521,7 +524,7 @@ final class ServerCommand implements Callable<Integer> {
         return new Configured(config, origin);
     }
 
-    /** {@code --show-config}: every key, its value, and where the value comes from. */
+    /** {@code --show-config}: every key (the drivers' too), its value, and where the value comes from. */
     private void printConfig(Configured c) {
         Map<String, String> values = new LinkedHashMap<>();
         for (SandboxConfig.Key k : SandboxConfig.keys()) {
@@ -529,6 +532,10 @@ final class ServerCommand implements Callable<Integer> {
                 values.put(k.name(), c.config().get(k.name()));
             }
         }
+        // The settings of each driver on the class path, at their defaults unless set.
+        ServiceLoader.load(SandboxDriverProvider.class, ServerCommand.class.getClassLoader()).stream()
+                .map(ServiceLoader.Provider::get).sorted(Comparator.comparing(SandboxDriverProvider::name))
+                .forEach(p -> p.settingKeys().forEach(k -> values.put(k.name(), k.defaultValue())));
         values.putAll(c.config().changes()); // map entries and driver settings
         PrintWriter out = spec.commandLine().getOut();
         values.forEach((key, value) -> out.printf("%s=%s%s%n", key, value == null ? "" : value,

@@ -242,12 +242,15 @@ class ServerConfigTest {
     }
 
     @Test
-    @DisplayName("--show-config prints every setting, its value and where it comes from, and starts nothing")
+    @DisplayName("--show-config prints every setting (the driver's too), its value and where it comes from, and starts nothing")
     void showConfig() {
         System.setProperty("sandboxkit.orphan-grace", "2m");
         Result r = run(Map.of("SANDBOX_MCP_MEMORY", "1g"), "--show-config", "--idle-ttl", "9m", "--set",
-                "spec.env.LANG=C.UTF-8", "--workspace-root", root.toString());
+                "spec.env.LANG=C.UTF-8", "--set", "docker.pullTimeout=5m", "--workspace-root", root.toString());
         assertThat(r.code()).isZero();
+        // The driver's settings too: at their defaults, or as set.
+        assertThat(r.out().lines()).contains("docker.workdirs=host", "docker.defaultUser=10001:10001",
+                "docker.pullTimeout=5m    # --set");
         assertThat(r.out().lines()).contains("idle-timeout=9m    # --idle-ttl", "spec.memory=1GB    # SANDBOX_MCP_MEMORY",
                         "orphan-grace=2m    # -Dsandboxkit.orphan-grace", "spec.env.LANG=C.UTF-8    # --set",
                         "spec.image=" + ServerDefaults.IMAGE + "    # server default",

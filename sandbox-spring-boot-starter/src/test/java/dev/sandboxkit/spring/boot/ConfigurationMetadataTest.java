@@ -3,6 +3,8 @@ package dev.sandboxkit.spring.boot;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sandboxkit.SandboxConfig;
+import dev.sandboxkit.spi.SandboxDriverProvider;
+import dev.sandboxkit.spi.SettingKey;
 import dev.sandboxkit.spring.boot.internal.SandboxConfigBinder;
 import dev.sandboxkit.tools.SandboxTool;
 import org.junit.jupiter.api.Test;
@@ -13,10 +15,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.ServiceLoader;
 import java.util.TreeSet;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -86,25 +90,25 @@ class ConfigurationMetadataTest {
             p.put("type", javaType(k));
             p.put("description", k.description());
             if (k.defaultValue() != null) {
-                p.put("defaultValue", switch (k.type()) {
-                    case "boolean" -> Boolean.valueOf(k.defaultValue());
-                    case "integer" -> Long.valueOf(k.defaultValue());
-                    case "number" -> Double.valueOf(k.defaultValue());
-                    default -> portable(k.defaultValue());
-                });
+                p.put("defaultValue", defaultValue(k.type(), k.defaultValue()));
             }
             properties.add(p);
-            if (k.type().contains("|")) {
-                List<Map<String, Object>> values = new ArrayList<>();
-                for (String v : k.type().split("\\|")) {
-                    values.add(Map.of("value", v));
+            hints(name(k), k.type(), hints);
+        }
+        // The settings of the drivers the starter brings (the Docker driver): what their providers list.
+        List<SandboxDriverProvider> providers = new ArrayList<>();
+        ServiceLoader.load(SandboxDriverProvider.class).forEach(providers::add);
+        providers.sort(Comparator.comparing(SandboxDriverProvider::name));
+        for (SandboxDriverProvider provider : providers) {
+            for (SettingKey k : provider.settingKeys()) {
+                Map<String, Object> p = property(k.property(), javaType(k.type()), k.description());
+                if (!k.defaultValue().isEmpty()) {
+                    p.put("defaultValue", defaultValue(k.type(), k.defaultValue()));
                 }
-                hints.add(hint(name(k), values));
+                properties.add(p);
+                hints(k.property(), k.type(), hints);
             }
         }
-        properties.add(property("sandboxkit.docker.host", "java.lang.String", "The Docker driver's engine endpoint, "
-                + "for example unix:///var/run/docker.sock or tcp://127.0.0.1:2375; unset: DOCKER_HOST, else the local "
-                + "socket. Every driver setting is sandboxkit.<driver>.<setting> (docs/configuration.md)."));
         Map<String, Object> legacy = property("sandboxkit.driver-properties",
                 "java.util.Map<java.lang.String,java.lang.String>", "Driver settings under the starter's older name: "
                         + "sandboxkit.driver-properties.docker.host is sandboxkit.docker.host.");
@@ -127,6 +131,26 @@ class ConfigurationMetadataTest {
         root.put("properties", properties);
         root.put("hints", hints);
         return new ObjectMapper().writerWithDefaultPrettyPrinter().writeValueAsString(root) + "\n";
+    }
+
+    private static Object defaultValue(String type, String value) {
+        return switch (type) {
+            case "boolean" -> Boolean.valueOf(value);
+            case "integer" -> Long.valueOf(value);
+            case "number" -> Double.valueOf(value);
+            default -> portable(value);
+        };
+    }
+
+    /** An enum-like type ({@code a|b|c}): its values as the property's hints. */
+    private static void hints(String name, String type, List<Map<String, Object>> hints) {
+        if (type.contains("|")) {
+            List<Map<String, Object>> values = new ArrayList<>();
+            for (String v : type.split("\\|")) {
+                values.add(Map.of("value", v));
+            }
+            hints.add(hint(name, values));
+        }
     }
 
     /** A map in the order given, so that the file is the same on every run. */
@@ -168,7 +192,11 @@ class ConfigurationMetadataTest {
     }
 
     static String javaType(SandboxConfig.Key k) {
-        return switch (k.type()) {
+        return javaType(k.type());
+    }
+
+    private static String javaType(String type) {
+        return switch (type) {
             case "duration" -> "java.time.Duration";
             case "size" -> "org.springframework.util.unit.DataSize";
             case "boolean" -> "java.lang.Boolean";
