@@ -1,15 +1,18 @@
 package dev.sandboxkit.internal;
 
 import dev.sandboxkit.SandboxException;
+import dev.sandboxkit.spi.SessionStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.time.Clock;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -24,7 +27,13 @@ import java.util.concurrent.TimeUnit;
 final class Housekeeper {
     private static final Logger log = LoggerFactory.getLogger(Housekeeper.class);
 
-    private final EngineContext ctx;
+    private final ScheduledExecutorService scheduler;
+    private final Clock clock;
+    private final Leases leases;
+    private final SessionStore store;
+    private final String instanceId;
+    private final SessionRegistry sessions;
+    private final long idleMillis;
     private final LifecycleActions engine;
     private final Reconciler reconciler;
     private final long reaperMillis;
@@ -36,9 +45,16 @@ final class Housekeeper {
     private final java.util.concurrent.atomic.AtomicInteger running = new java.util.concurrent.atomic.AtomicInteger();
     private volatile boolean stopped;
 
-    Housekeeper(EngineContext ctx, LifecycleActions engine, Reconciler reconciler, long reaperMillis,
-                long heartbeatMillis, long reconcileMillis, long archiveMillis) {
-        this.ctx = ctx;
+    Housekeeper(ScheduledExecutorService scheduler, Clock clock, Leases leases, SessionStore store, String instanceId,
+                SessionRegistry sessions, long idleMillis, LifecycleActions engine, Reconciler reconciler,
+                long reaperMillis, long heartbeatMillis, long reconcileMillis, long archiveMillis) {
+        this.scheduler = scheduler;
+        this.clock = clock;
+        this.leases = leases;
+        this.store = store;
+        this.instanceId = instanceId;
+        this.sessions = sessions;
+        this.idleMillis = idleMillis;
         this.engine = engine;
         this.reconciler = reconciler;
         this.reaperMillis = reaperMillis;
@@ -48,15 +64,15 @@ final class Housekeeper {
     }
 
     void start() {
-        tasks.add(ctx.scheduler().scheduleWithFixedDelay(guard("reaper", this::reapPass), reaperMillis, reaperMillis,
+        tasks.add(scheduler.scheduleWithFixedDelay(guard("reaper", this::reapPass), reaperMillis, reaperMillis,
                 TimeUnit.MILLISECONDS));
-        tasks.add(ctx.scheduler().scheduleWithFixedDelay(guard("lease renewal", this::heartbeatPass),
+        tasks.add(scheduler.scheduleWithFixedDelay(guard("lease renewal", this::heartbeatPass),
                 heartbeatMillis, heartbeatMillis, TimeUnit.MILLISECONDS));
         // The first sweep runs at once: orphans of a crashed predecessor go as soon as a manager starts.
-        tasks.add(ctx.scheduler().scheduleWithFixedDelay(guard("orphan sweep", reconciler::run), 0, reconcileMillis,
+        tasks.add(scheduler.scheduleWithFixedDelay(guard("orphan sweep", reconciler::run), 0, reconcileMillis,
                 TimeUnit.MILLISECONDS));
         if (archiveMillis > 0) {
-            tasks.add(ctx.scheduler().scheduleWithFixedDelay(guard("archive", engine::archiveIdle), archiveMillis,
+            tasks.add(scheduler.scheduleWithFixedDelay(guard("archive", engine::archiveIdle), archiveMillis,
                     archiveMillis, TimeUnit.MILLISECONDS));
         }
     }
@@ -81,11 +97,11 @@ final class Housekeeper {
      * lifetime. Runs on a scheduler thread.
      */
     void reapPass() {
-        long now = ctx.clock().millis();
-        for (SessionEntry e : ctx.sessions().all()) {
-            if (!e.reapQueued && (e.idleFor(now, ctx.idleMillis()) || e.outlived(now)) && e.mayRetryStop(now)) {
+        long now = clock.millis();
+        for (SessionEntry e : sessions.all()) {
+            if (!e.reapQueued && (e.idleFor(now, idleMillis) || e.outlived(now)) && e.mayRetryStop(now)) {
                 e.reapQueued = true;
-                ctx.scheduler().execute(guard("reap", () -> engine.reapIfIdle(e)));
+                scheduler.execute(guard("reap", () -> engine.reapIfIdle(e)));
             }
         }
     }
@@ -97,7 +113,7 @@ final class Housekeeper {
         }
         Map<String, Instant> activity = new HashMap<>();
         Set<SessionEntry> held = new HashSet<>();
-        for (SessionEntry e : ctx.sessions().all()) {
+        for (SessionEntry e : sessions.all()) {
             if (!e.isActive()) {
                 continue;
             }
@@ -107,8 +123,8 @@ final class Housekeeper {
                 activity.put(e.sessionId, Instant.ofEpochMilli(last));
             }
         }
-        Instant now = ctx.clock().instant();
-        List<String> owned = ctx.store().heartbeat(ctx.instanceId(), activity, ctx.lease(now));
+        Instant now = clock.instant();
+        List<String> owned = store.heartbeat(instanceId, activity, leases.lease(now));
         Set<String> stillOwned = new HashSet<>(owned);
         for (SessionEntry e : held) {
             Instant flushed = activity.get(e.sessionId);

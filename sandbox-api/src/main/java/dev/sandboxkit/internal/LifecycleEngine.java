@@ -11,8 +11,6 @@ import dev.sandboxkit.SessionStoreException;
 import dev.sandboxkit.SnapshotId;
 import dev.sandboxkit.SandboxUnsupportedException;
 import dev.sandboxkit.spi.DriverCapability;
-import dev.sandboxkit.WarmPool;
-import dev.sandboxkit.spi.CreateRequest;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SessionRecord;
 import dev.sandboxkit.spi.SessionStore;
@@ -25,11 +23,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collection;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
@@ -40,9 +34,9 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * The lifecycle engine: the one place that decides when a session's container is created, reused,
- * reaped, resumed and destroyed. Drivers only carry out what it decides; the store records it. What runs in a
- * live sandbox (execs, shells, processes, terminals, forwards, files) is {@link LiveOperations}'; the manager's
- * calls reach both through {@link ManagerFacade}.
+ * reaped, resumed and destroyed. Drivers only carry out what it decides; the store records it. Starting a
+ * container is {@link ContainerStarter}'s, what runs in a live sandbox (execs, shells, processes, terminals,
+ * forwards, files) is {@link LiveOperations}'; the manager's calls reach both through {@link ManagerFacade}.
  *
  * <p>Order of writes, chosen so that nothing is ever recorded done before it is done, and a crash or an
  * outage at any point leaves nothing the janitor cannot finish:
@@ -69,75 +63,60 @@ final class LifecycleEngine implements LifecycleActions {
     static final String SCOPE_OWNER = "scope.owner";
     static final String MDC_SESSION = "sandboxkit.session";
     private static final Logger log = LoggerFactory.getLogger(LifecycleEngine.class);
-    private static final int MAX_ATTEMPTS = 5;
 
-    /** Shared with the other parts; the fields below are shorthands for its parts. */
-    private final EngineContext ctx;
     private final SandboxDriver driver;
     private final SessionStore store;
     private final Clock clock;
-    private final long idleMillis;
+    private final Leases leases;
     private final String instanceId;
-    private final ScheduledExecutorService scheduler;
+    private final long idleMillis;
     private final SessionRegistry sessions;
+    private final SessionLocks locks;
+    private final ClosedFlag closed;
+    private final ContainerStarter starter;
+    private final WarmPools pools;
+    private final ScheduledExecutorService scheduler;
+    private final SpecCodec specs;
+    private final Snapshots snapshots;
+    private final Archives archives;
+    private final ProcessSupport processes;
+    private final PortForwards forwards;
+    private final Removals removals;
     private final Stats stats;
     private final Events events;
-    private final Removals removals;
-    private final SpecCodec specs;
-    private final ContainerSetup setup;
-    private final Map<String, PoolManager> pools;
-    private final PortForwards forwards;
-    private final Snapshots snapshots;
-    private final ProcessSupport processes;
-    private final Archives archives;
-    private volatile boolean closed;
 
     /**
-     * Takes the parts it shares with the rest of the manager, and creates the warm pools.
-     *
-     * @param forwards  closed when their container goes to another manager
-     * @param warmPools the pools to keep, each filled on {@link #fillPools()}
+     * @param idleMillis the idle TTL
+     * @param starter    starts the containers this engine decides on
+     * @param pools      drained when the manager closes
+     * @param scheduler  runs close()'s suspends in parallel
+     * @param forwards   closed when their container goes to another manager
      */
-    LifecycleEngine(EngineContext ctx, Snapshots snapshots, ProcessSupport processes, Archives archives,
-                    PortForwards forwards, List<WarmPool> warmPools) {
-        this.ctx = ctx;
-        this.driver = ctx.driver();
-        this.store = ctx.store();
-        this.clock = ctx.clock();
-        this.idleMillis = ctx.idleMillis();
-        this.instanceId = ctx.instanceId();
-        this.scheduler = ctx.scheduler();
-        this.sessions = ctx.sessions();
-        this.stats = ctx.stats();
-        this.events = ctx.events();
-        this.removals = ctx.removals();
-        this.specs = ctx.specs();
-        this.setup = ctx.setup();
+    LifecycleEngine(SandboxDriver driver, SessionStore store, Clock clock, Leases leases, String instanceId,
+                    long idleMillis, SessionRegistry sessions, SessionLocks locks, ClosedFlag closed,
+                    ContainerStarter starter, WarmPools pools, ScheduledExecutorService scheduler, SpecCodec specs,
+                    Snapshots snapshots, Archives archives, ProcessSupport processes, PortForwards forwards,
+                    Removals removals, Stats stats, Events events) {
+        this.driver = driver;
+        this.store = store;
+        this.clock = clock;
+        this.leases = leases;
+        this.instanceId = instanceId;
+        this.idleMillis = idleMillis;
+        this.sessions = sessions;
+        this.locks = locks;
+        this.closed = closed;
+        this.starter = starter;
+        this.pools = pools;
+        this.scheduler = scheduler;
+        this.specs = specs;
         this.snapshots = snapshots;
-        this.processes = processes;
         this.archives = archives;
+        this.processes = processes;
         this.forwards = forwards;
-        Map<String, PoolManager> byFingerprint = new LinkedHashMap<>();
-        for (WarmPool pool : warmPools) {
-            String fingerprint = specs.encoded(pool.spec()).fingerprint();
-            byFingerprint.put(fingerprint, new PoolManager(ctx, snapshots, this::isClosed, pool, fingerprint));
-        }
-        this.pools = Map.copyOf(byFingerprint);
-    }
-
-    /** The warm pools (the orphan sweep leaves their sandboxes alone). */
-    Collection<PoolManager> pools() {
-        return pools.values();
-    }
-
-    /** Starts filling every warm pool, in the background. */
-    void fillPools() {
-        pools.values().forEach(PoolManager::replenishAsync);
-    }
-
-    /** Sandboxes waiting in the warm pools now. */
-    long pooledCount() {
-        return pools.values().stream().mapToLong(PoolManager::size).sum();
+        this.removals = removals;
+        this.stats = stats;
+        this.events = events;
     }
 
     // ---------------------------------------------------------------- acquire
@@ -154,7 +133,7 @@ final class LifecycleEngine implements LifecycleActions {
         SpecCodec.Encoded enc = specs.encoded(spec);
         String encoded = enc.text();
         String fingerprint = enc.fingerprint();
-        return underLifecycleLock(sessionId, e -> {
+        return locks.underLock(sessionId, e -> {
             if (e.isActive()) {
                 if (fingerprint.equals(e.record.specFingerprint())) {
                     e.touch(clock.millis());
@@ -170,52 +149,6 @@ final class LifecycleEngine implements LifecycleActions {
             acquireLocked(e, spec, encoded, fingerprint);
             return e.record.createdAt();
         });
-    }
-
-    /**
-     * Runs a lifecycle step with the session's lifecycle lock held and the session id in the MDC. A step
-     * that lost a compare-and-set ({@link StaleRecord}) is retried from a fresh read, a few times.
-     */
-    private <T> T underLifecycleLock(String sessionId, java.util.function.Function<SessionEntry, T> step) {
-        try (MDC.MDCCloseable ignored = MDC.putCloseable(MDC_SESSION, sessionId)) {
-            for (int attempt = 1; ; attempt++) {
-                SessionEntry e = sessions.entry(sessionId);
-                lock(e);
-                try {
-                    if (!e.isGone()) {
-                        return step.apply(e);
-                    }
-                } catch (StaleRecord stale) {
-                    if (attempt >= MAX_ATTEMPTS) {
-                        throw new SandboxAcquireException("session " + sessionId
-                                + " kept changing under concurrent updates; try again", stale, true);
-                    }
-                } finally {
-                    sessions.dropIfIdle(e);
-                    unlock(e);
-                }
-            }
-        }
-    }
-
-    /** Takes a session's lifecycle lock; events raised until it is released are delivered after. */
-    private void lock(SessionEntry e) {
-        e.lifecycle.lock();
-        events.enterStep();
-    }
-
-    private boolean tryLock(SessionEntry e) {
-        if (!e.lifecycle.tryLock()) {
-            return false;
-        }
-        events.enterStep();
-        return true;
-    }
-
-    /** Releases the lock, then delivers the events the step raised (never under the lock). */
-    private void unlock(SessionEntry e) {
-        e.lifecycle.unlock();
-        events.exitStep();
     }
 
     /** Starts a container for a session that has none. Lifecycle lock held. */
@@ -245,115 +178,11 @@ final class LifecycleEngine implements LifecycleActions {
         }
         if (!isNew) {
             SessionRecord rec = found.get();
-            start(e, rec.specFingerprint().equals(fingerprint) ? rec : rec.withSpec(encoded, fingerprint, spec.ephemeral()),
+            starter.start(e, rec.specFingerprint().equals(fingerprint) ? rec : rec.withSpec(encoded, fingerprint, spec.ephemeral()),
                     spec, false);
             return;
         }
-        PoolManager pool = copyFrom == null ? pools.get(fingerprint) : null;
-        if (pool != null) {
-            PoolManager.Slot slot = pool.checkout();
-            if (slot != null && startFromPool(e, spec, encoded, fingerprint, found, pool, slot)) {
-                return;
-            }
-        }
-        Instant now = now();
-        String workspace = driver.createWorkspace(sessionId, spec);
-        SessionRecord fresh = newRecord(sessionId, SessionState.SUSPENDED, null, workspace, encoded, fingerprint,
-                spec.ephemeral(), now, null);
-        SessionRecord rec = writeNew(fresh, found).orElseThrow(StaleRecord::new);
-        try {
-            // After the record claims the id (a loser of that race must not fill the winner's workdir), before the
-            // first container: seeded once, never on resume. A failure discards the session below.
-            if (copyFrom != null) {
-                driver.restoreWorkspace(copyFrom, workspace, spec);
-            } else {
-                snapshots.seed(workspace, spec);
-            }
-            start(e, rec, spec, true);
-        } catch (RuntimeException ex) {
-            if (!(ex instanceof StaleRecord)) {
-                discardFreshSession(rec);
-            }
-            throw ex;
-        }
-    }
-
-    /** Marks a manager-scoped session as this manager's to end (and unmarks one whose spec no longer is). */
-    private Map<String, String> scoped(Map<String, String> attributes, SandboxSpec spec) {
-        if (spec.managerScoped()) {
-            attributes.put(SCOPE_OWNER, instanceId);
-        } else {
-            attributes.remove(SCOPE_OWNER);
-        }
-        return attributes;
-    }
-
-    private SessionRecord newRecord(String sessionId, SessionState state, String sandboxId, String workspace,
-                                    String encoded, String fingerprint, boolean ephemeral, Instant now, Instant started) {
-        return SessionRecord.builder().sessionId(sessionId).driver(driver.name()).state(state)
-                .sandboxId(sandboxId).workspace(workspace).spec(encoded).specFingerprint(fingerprint)
-                .ephemeral(ephemeral).createdAt(now).lastActivity(now).sandboxStartedAt(started).owner(instanceId)
-                .leaseExpiry(lease(now)).version(1).attributes(Map.of()).build();
-    }
-
-    /** Inserts a new session, or restarts a destroyed one's record as a new incarnation. */
-    private Optional<SessionRecord> writeNew(SessionRecord fresh, Optional<SessionRecord> destroyed) {
-        if (destroyed.isEmpty()) {
-            return store.insert(fresh) ? Optional.of(fresh) : Optional.empty();
-        }
-        return store.update(fresh.withVersion(destroyed.get().version()));
-    }
-
-    /** Hands a pre-started pool sandbox to a new session. Returns false to fall back to a cold start. */
-    private boolean startFromPool(SessionEntry e, SandboxSpec spec, String encoded, String fingerprint,
-                                  Optional<SessionRecord> destroyed, PoolManager pool, PoolManager.Slot slot) {
-        long t0 = System.nanoTime();
-        String workspace;
-        try {
-            workspace = driver.adoptWorkspace(slot.workspace(), e.sessionId);
-        } catch (RuntimeException ex) {
-            log.warn("Session {}: could not adopt pool workdir {} ({}); starting cold", e.sessionId,
-                    slot.workspace(), ex.toString());
-            pool.discard(slot.sandboxId(), slot.workspace());
-            return false;
-        }
-        Instant now = now();
-        SessionRecord fresh = newRecord(e.sessionId, SessionState.ACTIVE, slot.sandboxId(), workspace, encoded,
-                fingerprint, spec.ephemeral(), now, Instant.ofEpochMilli(slot.startedAt()))
-                .withAttributes(scoped(new HashMap<>(slot.attributes()), spec));
-        Optional<SessionRecord> written;
-        try {
-            written = writeNew(fresh, destroyed);
-        } catch (RuntimeException ex) {
-            pool.discard(slot.sandboxId(), workspace);
-            throw ex;
-        }
-        if (written.isEmpty()) {
-            pool.discard(slot.sandboxId(), workspace); // never back into the pool: it was handed out
-            throw new StaleRecord();
-        }
-        e.activate(written.get(), spec, setup.execEnvironment(spec), slot.sandboxId(), clock.millis(), slot.startedAt());
-        Duration took = Duration.ofNanos(System.nanoTime() - t0);
-        stats.created.increment();
-        stats.poolHits.increment();
-        log.info("Session {}: took pre-started container {} from the warm pool in {} ms", e.sessionId,
-                shortId(slot.sandboxId()), took.toMillis());
-        if (events.enabled()) {
-            events.emit(new SandboxEvent.Created(e.sessionId, slot.sandboxId(), now, Map.of("pool-checkout", took),
-                    took, true));
-        }
-        return true;
-    }
-
-    /** An acquire that failed before its first container must not leave an empty session behind. */
-    private void discardFreshSession(SessionRecord rec) {
-        try {
-            store.find(rec.sessionId()).filter(r -> r.state() == SessionState.SUSPENDED && r.sandboxStartedAt() == null)
-                    .ifPresent(r -> store.delete(r.sessionId(), r.version()));
-            driver.deleteWorkspace(rec.workspace());
-        } catch (RuntimeException cleanup) {
-            log.warn("Session {}: could not clean up after a failed acquire: {}", rec.sessionId(), cleanup.toString());
-        }
+        starter.startNew(e, spec, encoded, fingerprint, found, copyFrom);
     }
 
     /**
@@ -361,7 +190,7 @@ final class LifecycleEngine implements LifecycleActions {
      * must start on a fresh, empty workdir), or say when to retry. Lifecycle lock held.
      */
     private void finishDestroyBeforeAcquire(SessionEntry e, SessionRecord rec) {
-        if (!instanceId.equals(rec.owner()) && !rec.leaseExpired(now())) {
+        if (!instanceId.equals(rec.owner()) && !rec.leaseExpired(leases.now())) {
             throw new SandboxAcquireException("session " + rec.sessionId() + " is being destroyed by manager "
                     + rec.owner() + "; acquire it again once the destroy has finished", null, true);
         }
@@ -373,88 +202,6 @@ final class LifecycleEngine implements LifecycleActions {
         }
     }
 
-    /**
-     * Starts a container for the session and records it ACTIVE. Called with the lifecycle lock held.
-     * Takes over an ACTIVE record only if this manager owns it or its owner's lease has lapsed.
-     */
-    private void start(SessionEntry e, SessionRecord rec, SandboxSpec spec, boolean fresh) {
-        if (!Archives.isArchived(rec)) {
-            // Before the takeover below writes anything.
-            SessionRecords.requireWorkdirHere(driver, rec, "acquire it there");
-        }
-        Instant now = now();
-        if (rec.state() == SessionState.ACTIVE) {
-            if (!instanceId.equals(rec.owner()) && !rec.leaseExpired(now)) {
-                throw new SandboxAcquireException("session " + rec.sessionId() + " is held by live manager "
-                        + rec.owner() + " (lease until " + rec.leaseExpiry() + ")", null, true);
-            }
-            // Ours from before, or abandoned by a crashed manager: claim it, then clear its old container.
-            String old = rec.sandboxId();
-            String previousOwner = rec.owner();
-            rec = store.update(rec.withSandbox(SessionState.SUSPENDED, null, null).withOwner(instanceId, lease(now)))
-                    .orElseThrow(StaleRecord::new);
-            if (old != null) {
-                log.info("Session {}: taking over from {}, removing its container {}", rec.sessionId(),
-                        previousOwner, shortId(old));
-                removals.remove(old);
-            }
-        }
-        if (rec.state() == SessionState.SUSPENDED && rec.owner() != null && !instanceId.equals(rec.owner())
-                && !rec.leaseExpired(now)) {
-            // Another live manager is archiving, restoring or starting it (a new session, or one just restored).
-            throw Archives.heldElsewhere(rec, Archives.stepHeldBy(rec));
-        }
-        long t0 = System.nanoTime();
-        Map<String, Duration> phases = new LinkedHashMap<>();
-        if (Archives.isArchived(rec)) {
-            rec = archives.restore(rec, spec, took -> phases.put("archive-restore", took)).orElseThrow(StaleRecord::new);
-            // An upload that never finished left it where it was.
-            SessionRecords.requireWorkdirHere(driver, rec, "acquire it there");
-        }
-        String sandboxId;
-        try {
-            sandboxId = driver.create(new CreateRequest(rec.sessionId(), spec, rec.workspace(),
-                    ctx.labels(rec.sessionId(), spec), phases::put));
-        } catch (SandboxException createFailed) {
-            // Another manager destroying the session can pull the workdir from under the create: look again.
-            if (!createFailed.isRetryable() && changedSince(rec)) {
-                throw new StaleRecord();
-            }
-            throw createFailed;
-        }
-        Instant started = now();
-        SessionRecord written;
-        try {
-            Map<String, String> attributes = new HashMap<>(rec.attributes());
-            attributes.putAll(setup.prepare(driver, rec.sessionId(), sandboxId, spec, phases));
-            written = store.update(rec.withSandbox(SessionState.ACTIVE, sandboxId, started)
-                    .withOwner(instanceId, lease(started)).withLastActivity(started)
-                    .withAttributes(scoped(attributes, spec)))
-                    .orElse(null);
-        } catch (RuntimeException setupOrStoreFailed) {
-            removals.removeQuietly(sandboxId);
-            throw setupOrStoreFailed;
-        }
-        if (written == null) {
-            removals.removeQuietly(sandboxId);
-            throw new StaleRecord();
-        }
-        long nowMillis = clock.millis();
-        e.activate(written, spec, setup.execEnvironment(spec), sandboxId, nowMillis, nowMillis);
-        Duration took = Duration.ofNanos(System.nanoTime() - t0);
-        boolean resumed = !fresh;
-        if (resumed) {
-            stats.resumedOne();
-        } else {
-            stats.created.increment();
-        }
-        log.info("Session {}: {} container {} in {} ms", rec.sessionId(), resumed ? "resumed with fresh" : "created",
-                shortId(sandboxId), took.toMillis());
-        if (events.enabled()) {
-            events.emit(resumed ? new SandboxEvent.Resumed(rec.sessionId(), sandboxId, started, phases, took)
-                    : new SandboxEvent.Created(rec.sessionId(), sandboxId, started, phases, took, false));
-        }
-    }
 
     /** A compare-and-set whose failure (conflict or store down) is only logged; the janitor repairs the record. */
     private Optional<SessionRecord> updateQuietly(SessionRecord rec) {
@@ -466,27 +213,19 @@ final class LifecycleEngine implements LifecycleActions {
         }
     }
 
-    /** Whether the stored record moved on since {@code rec} was read (a failed step may have raced a writer). */
-    private boolean changedSince(SessionRecord rec) {
-        try {
-            return store.find(rec.sessionId()).map(r -> r.version() != rec.version()).orElse(true);
-        } catch (RuntimeException storeDown) {
-            return false;
-        }
-    }
 
     // ---------------------------------------------------------------- resume, keep-alive, info, release, destroy
 
     /** Brings a suspended session back with a fresh container on the same workdir. */
     @Override
     public void resume(String sessionId, Instant incarnation) {
-        underLifecycleLock(sessionId, e -> {
+        locks.underLock(sessionId, e -> {
             if (!e.isActive()) {
                 SessionRecord rec = store.find(sessionId).orElseThrow(() -> SessionRecords.notFound(sessionId));
                 if (SessionRecords.goneFor(rec, incarnation)) {
                     throw SessionRecords.notFound(sessionId);
                 }
-                start(e, rec, specs.decode(rec.spec()), false);
+                starter.start(e, rec, specs.decode(rec.spec()), false);
             }
             return null;
         });
@@ -525,7 +264,7 @@ final class LifecycleEngine implements LifecycleActions {
 
     /** Destroys the session (or only that incarnation of it): containers, workdir, unkept snapshots. */
     void destroy(String sessionId, Instant incarnation) {
-        underLifecycleLock(sessionId, e -> {
+        locks.underLock(sessionId, e -> {
             try {
                 destroyLocked(e, e.deactivate(false, 0, 0), incarnation, true);
             } finally {
@@ -562,7 +301,7 @@ final class LifecycleEngine implements LifecycleActions {
                 return true;
             }
             SessionRecord rec = found.get();
-            Instant now = now();
+            Instant now = leases.now();
             boolean claimedBefore = rec.state() == SessionState.DESTROYING;
             if (claimedBefore && !instanceId.equals(rec.owner()) && !rec.leaseExpired(now)) {
                 if (live != null) {
@@ -574,7 +313,7 @@ final class LifecycleEngine implements LifecycleActions {
                     return false;
                 }
                 if (waitDeadline == 0) {
-                    long leaseMillis = Duration.between(now, lease(now)).toMillis();
+                    long leaseMillis = Duration.between(now, leases.lease(now)).toMillis();
                     waitDeadline = System.nanoTime() + Duration.ofMillis(Math.max(60_000, 2 * leaseMillis)).toNanos();
                 }
                 awaitOtherDestroy(rec, waitDeadline);
@@ -583,9 +322,9 @@ final class LifecycleEngine implements LifecycleActions {
             }
             SessionRecords.requireWorkdirHere(driver, rec, "destroy it there"); // before the claim: nothing written
             Optional<SessionRecord> claimed = store.update(rec.withSandbox(SessionState.DESTROYING, rec.sandboxId(),
-                    rec.sandboxStartedAt()).withOwner(instanceId, lease(now)).withLastActivity(now));
+                    rec.sandboxStartedAt()).withOwner(instanceId, leases.lease(now)).withLastActivity(now));
             if (claimed.isEmpty()) {
-                if (attempt >= MAX_ATTEMPTS) {
+                if (attempt >= SessionLocks.MAX_ATTEMPTS) {
                     throw new SessionStoreException("session " + sessionId
                             + " kept changing under concurrent updates; destroy again", null, true);
                 }
@@ -611,7 +350,7 @@ final class LifecycleEngine implements LifecycleActions {
                 snapshots.deleteUnkept(sessionId);
             } catch (RuntimeException notDone) {
                 // Release the claim (lease ends now), so that any manager that can finish it need not wait for it.
-                updateQuietly(destroying.withOwner(instanceId, now()));
+                updateQuietly(destroying.withOwner(instanceId, leases.now()));
                 log.warn("Session {}: destroy not finished ({}); it stays DESTROYING and the janitor retries",
                         sessionId, notDone.toString());
                 throw notDone;
@@ -641,7 +380,7 @@ final class LifecycleEngine implements LifecycleActions {
                 claimed.owner());
         while (true) {
             Optional<SessionRecord> now = store.find(claimed.sessionId());
-            if (now.isEmpty() || now.get().version() != claimed.version() || now.get().leaseExpired(now())) {
+            if (now.isEmpty() || now.get().version() != claimed.version() || now.get().leaseExpired(leases.now())) {
                 return;
             }
             if (System.nanoTime() - deadlineNanos >= 0) {
@@ -665,7 +404,7 @@ final class LifecycleEngine implements LifecycleActions {
     @Override
     public boolean retryDestroy(String sessionId) {
         SessionEntry e = sessions.entry(sessionId);
-        if (!tryLock(e)) {
+        if (!locks.tryLock(e)) {
             return false;
         }
         try (MDC.MDCCloseable ignored = MDC.putCloseable(MDC_SESSION, sessionId)) {
@@ -681,7 +420,7 @@ final class LifecycleEngine implements LifecycleActions {
             return destroyLocked(e, e.deactivate(false, 0, 0), null, false);
         } finally {
             sessions.dropIfIdle(e);
-            unlock(e);
+            locks.unlock(e);
         }
     }
 
@@ -691,7 +430,7 @@ final class LifecycleEngine implements LifecycleActions {
     @Override
     public boolean reapIfIdle(SessionEntry e) {
         e.reapQueued = false;
-        if (!tryLock(e)) {
+        if (!locks.tryLock(e)) {
             return false; // busy with a lifecycle step: that is activity
         }
         try (MDC.MDCCloseable ignored = MDC.putCloseable(MDC_SESSION, e.sessionId)) {
@@ -715,7 +454,7 @@ final class LifecycleEngine implements LifecycleActions {
             return true;
         } finally {
             sessions.dropIfIdle(e);
-            unlock(e);
+            locks.unlock(e);
         }
     }
 
@@ -810,7 +549,7 @@ final class LifecycleEngine implements LifecycleActions {
      */
     @Override
     public void forgetContainer(SessionEntry e, String sandboxId) {
-        lock(e);
+        locks.lock(e);
         try {
             if (!sandboxId.equals(e.sandboxId())) {
                 return;
@@ -824,7 +563,7 @@ final class LifecycleEngine implements LifecycleActions {
                     .ifPresent(r -> e.record = r);
         } finally {
             sessions.dropIfIdle(e);
-            unlock(e);
+            locks.unlock(e);
         }
     }
 
@@ -834,7 +573,7 @@ final class LifecycleEngine implements LifecycleActions {
      */
     @Override
     public void lostOwnership(SessionEntry e) {
-        lock(e);
+        locks.lock(e);
         try {
             if (e.isGone() || !e.isActive()) {
                 return;
@@ -849,7 +588,7 @@ final class LifecycleEngine implements LifecycleActions {
             e.deactivate(false, 0, 0);
             sessions.forget(e);
         } finally {
-            unlock(e);
+            locks.unlock(e);
         }
     }
 
@@ -861,7 +600,7 @@ final class LifecycleEngine implements LifecycleActions {
     SnapshotId snapshot(String sessionId) {
         SessionIds.requireValid(sessionId);
         checkOpen();
-        return underLifecycleLock(sessionId, e -> snapshots.take(local(e)));
+        return locks.underLock(sessionId, e -> snapshots.take(local(e)));
     }
 
     /** Replaces the session's workdir with a snapshot's; its container, if live, is removed first. */
@@ -870,7 +609,7 @@ final class LifecycleEngine implements LifecycleActions {
         Objects.requireNonNull(snapshot, "snapshot");
         checkOpen();
         SnapshotDescriptor source = snapshots.find(snapshot);
-        underLifecycleLock(sessionId, e -> {
+        locks.underLock(sessionId, e -> {
             usable(sessionId);
             if (e.isActive()) {
                 stop(e, StopReason.RESTORED);
@@ -904,8 +643,8 @@ final class LifecycleEngine implements LifecycleActions {
             throw new SandboxUnsupportedException("the " + driver.name() + " driver cannot copy workdirs");
         }
         boolean sourceFirst = sessionId.compareTo(newSessionId) < 0;
-        return underLifecycleLock(sourceFirst ? sessionId : newSessionId, first ->
-                underLifecycleLock(sourceFirst ? newSessionId : sessionId, second ->
+        return locks.underLock(sourceFirst ? sessionId : newSessionId, first ->
+                locks.underLock(sourceFirst ? newSessionId : sessionId, second ->
                         forkLocked(sessionId, sourceFirst ? second : first)));
     }
 
@@ -942,7 +681,7 @@ final class LifecycleEngine implements LifecycleActions {
     @Override
     public SessionRecord unarchive(String sessionId) {
         checkOpen();
-        return underLifecycleLock(sessionId, this::local);
+        return locks.underLock(sessionId, this::local);
     }
 
     @Override
@@ -953,12 +692,12 @@ final class LifecycleEngine implements LifecycleActions {
         }
         int archived = 0;
         for (String sessionId : archives.due()) {
-            if (closed) {
+            if (closed.isClosed()) {
                 break;
             }
             try {
                 // Waits for a running lifecycle step (a start, a reap) rather than skipping the session.
-                if (underLifecycleLock(sessionId, e -> !e.isActive() && archives.archive(sessionId))) {
+                if (locks.underLock(sessionId, e -> !e.isActive() && archives.archive(sessionId))) {
                     archived++;
                 }
             } catch (SandboxException failed) {
@@ -975,15 +714,6 @@ final class LifecycleEngine implements LifecycleActions {
                 .orElseThrow(() -> SessionRecords.notFound(sessionId));
     }
 
-    /** Marks the manager closed; returns false if it was already. Calls that follow are refused. */
-    boolean markClosed() {
-        if (closed) {
-            return false;
-        }
-        closed = true;
-        return true;
-    }
-
     /**
      * Suspends every session held (each under its lock) and drains the warm pools, in parallel on the scheduler,
      * waiting up to a minute for each: the manager is closing.
@@ -992,17 +722,17 @@ final class LifecycleEngine implements LifecycleActions {
         List<Future<?>> stops = new ArrayList<>();
         for (SessionEntry e : sessions.all()) {
             stops.add(submitOrRun(() -> {
-                lock(e);
+                locks.lock(e);
                 try {
                     if (!e.isGone()) {
                         stop(e, StopReason.CLOSED);
                     }
                 } finally {
-                    unlock(e);
+                    locks.unlock(e);
                 }
             }));
         }
-        for (PoolManager pool : pools.values()) {
+        for (PoolManager pool : pools.all()) {
             stops.add(submitOrRun(pool::drain));
         }
         for (Future<?> f : stops) {
@@ -1017,23 +747,14 @@ final class LifecycleEngine implements LifecycleActions {
         }
     }
 
-    // ---------------------------------------------------------------- helpers
-
-    /**
-     * The clock's instant at millisecond precision: what any store can keep exactly, so that a record read
-     * back equals the one written (handles compare session incarnations by creation instant).
-     */
-    private Instant now() {
-        return ctx.now();
-    }
-
-    private Instant lease(Instant now) {
-        return ctx.lease(now);
+    @Override
+    public boolean isClosed() {
+        return closed.isClosed();
     }
 
     @Override
-    public boolean isClosed() {
-        return closed;
+    public void checkOpen() {
+        closed.checkOpen();
     }
 
     /**
@@ -1050,23 +771,7 @@ final class LifecycleEngine implements LifecycleActions {
         }
     }
 
-    @Override
-    public void checkOpen() {
-        if (closed) {
-            throw new IllegalStateException("sandbox manager " + instanceId + " is closed");
-        }
-    }
-
     static String shortId(String id) {
         return id != null && id.length() > 12 ? id.substring(0, 12) : id;
-    }
-
-    /** A compare-and-set lost to a concurrent writer: start the step over from a fresh read. */
-    private static final class StaleRecord extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        StaleRecord() {
-            super("session record changed concurrently", null, false, false);
-        }
     }
 }
