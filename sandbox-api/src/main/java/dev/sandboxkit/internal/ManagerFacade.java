@@ -59,6 +59,8 @@ final class ManagerFacade implements SandboxManager {
     private final ClosedFlag closed;
     private final WarmPools pools;
     private final LifecycleEngine engine;
+    private final WorkdirSteps workdirs;
+    private final Shutdown shutdown;
     private final LiveOperations live;
     private final Snapshots snapshots;
     private final PortForwards forwards;
@@ -106,9 +108,12 @@ final class ManagerFacade implements SandboxManager {
                 config.getArchiveAfter(), Path.of(System.getProperty("java.io.tmpdir"), "sandboxkit-archive-spool"));
         ContainerStarter starter = new ContainerStarter(driver, store, clock, leases, identity, setup, snapshots,
                 archives, pools, removals, stats, events);
-        this.engine = new LifecycleEngine(driver, store, clock, leases, instanceId, idleMillis, sessions,
-                new SessionLocks(sessions, events), closed, starter, pools, scheduler, specs, snapshots, archives,
-                processes, forwards, removals, stats, events);
+        SessionLocks locks = new SessionLocks(sessions, events);
+        this.engine = new LifecycleEngine(driver, store, clock, leases, instanceId, idleMillis, sessions, locks, closed,
+                starter, new SessionDestroyer(driver, store, clock, leases, instanceId, removals, processes, archives,
+                snapshots, stats, events), specs, archives, processes, removals, stats, events);
+        this.workdirs = new WorkdirSteps(driver, store, specs, snapshots, archives, locks, closed, engine);
+        this.shutdown = new Shutdown(scheduler, sessions, pools, engine);
         this.live = new LiveOperations(driver, store, sessions, clock, config.fileLimits(), events, processes,
                 forwards, engine);
         long reaperMillis = config.getReaperInterval() != null ? config.getReaperInterval().toMillis()
@@ -116,8 +121,10 @@ final class ManagerFacade implements SandboxManager {
         long reconcileMillis = config.getReconcileInterval().toMillis();
         this.reconciler = new Reconciler(driver, store, clock, leases, identity, sessions, removals, stats, events,
                 engine, pools.all(), snapshots, storeIdentity, config.getOrphanGrace());
-        this.housekeeper = new Housekeeper(scheduler, clock, leases, store, instanceId, sessions, idleMillis, engine,
-                reconciler, reaperMillis, Math.max(10, leaseMillis / 3), reconcileMillis,
+        LeaseRenewal leaseRenewal = new LeaseRenewal(store, clock, leases, instanceId, sessions, locks, forwards,
+                closed);
+        this.housekeeper = new Housekeeper(scheduler, clock, sessions, idleMillis, engine, leaseRenewal, reconciler,
+                workdirs::archiveIdle, reaperMillis, Math.max(10, leaseMillis / 3), reconcileMillis,
                 archives.enabled() ? archives.passMillis(reconcileMillis) : 0);
     }
 
@@ -223,22 +230,22 @@ final class ManagerFacade implements SandboxManager {
 
     @Override
     public SnapshotId snapshot(String sessionId) {
-        return engine.snapshot(sessionId);
+        return workdirs.snapshot(sessionId);
     }
 
     @Override
     public void restore(String sessionId, SnapshotId snapshot) {
-        engine.restore(sessionId, snapshot);
+        workdirs.restore(sessionId, snapshot);
     }
 
     @Override
     public Sandbox fork(String sessionId, String newSessionId) {
-        return new ManagedSandbox(engine, live, newSessionId, engine.fork(sessionId, newSessionId));
+        return new ManagedSandbox(engine, live, newSessionId, workdirs.fork(sessionId, newSessionId));
     }
 
     @Override
     public int archiveIdle() {
-        return engine.archiveIdle();
+        return workdirs.archiveIdle();
     }
 
     // ---------------------------------------------------------------- live sandboxes (LiveOperations)
@@ -324,7 +331,7 @@ final class ManagerFacade implements SandboxManager {
         }
         housekeeper.stop();
         forwards.closeAll();
-        engine.suspendAll();
+        shutdown.suspendAll();
         // Their containers are gone by now (or could not be removed): release their connections either way.
         live.closeTerminals();
         if (!Thread.currentThread().isInterrupted()) {
