@@ -39,9 +39,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The {@link SandboxManager} the builder returns: wires the parts together at start, hands each call to the part
- * that owns it (the {@link LifecycleEngine} for the lifecycle, {@link LiveOperations} for what runs in a live
- * sandbox, {@link Snapshots} and the {@link Reconciler} for theirs) and shuts them down in order at close.
+ * The {@link SandboxManager} the builder returns: wires the parts together at start, each with what it uses, hands
+ * each call to the part that owns it (the {@link LifecycleEngine} for the lifecycle, {@link WorkdirSteps} for
+ * snapshot, restore, fork and archive, {@link LiveOperations} for what runs in a live sandbox, {@link Snapshots} and
+ * the {@link Reconciler} for theirs) and shuts them down in order at close.
  */
 final class ManagerFacade implements SandboxManager {
     private static final Logger log = LoggerFactory.getLogger(ManagerFacade.class);
