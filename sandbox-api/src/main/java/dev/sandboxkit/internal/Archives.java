@@ -9,7 +9,9 @@ import dev.sandboxkit.SessionState;
 import dev.sandboxkit.spi.ArchiveDigests;
 import dev.sandboxkit.spi.ArchiveStore;
 import dev.sandboxkit.spi.DriverCapability;
+import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SessionRecord;
+import dev.sandboxkit.spi.SessionStore;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,6 +25,7 @@ import java.nio.file.Path;
 import java.security.DigestInputStream;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -60,25 +63,36 @@ final class Archives {
     private static final int PAGE = 200;
     private static final Logger log = LoggerFactory.getLogger(Archives.class);
 
-    private final EngineContext ctx;
+    private final SandboxDriver driver;
+    private final SessionStore store;
+    private final Clock clock;
+    private final Leases leases;
+    private final String instanceId;
+    private final SpecCodec specs;
     /** Where packing deflates while the caller's thread walks the workdir. */
     private final Executor io;
-    private final @Nullable ArchiveStore store;
+    private final @Nullable ArchiveStore archiveStore;
     private final long afterMillis;
     private final Path spool;
     /** Session id to the record version whose workdir was not on this host: not tried again until it changes. */
     private final Map<String, Long> elsewhere = new ConcurrentHashMap<>();
 
-    Archives(EngineContext ctx, Executor io, @Nullable ArchiveStore store, @Nullable Duration after, Path spool) {
-        this.ctx = ctx;
-        this.io = io;
+    Archives(SandboxDriver driver, SessionStore store, Clock clock, Leases leases, String instanceId, SpecCodec specs,
+             Executor io, @Nullable ArchiveStore archiveStore, @Nullable Duration after, Path spool) {
+        this.driver = driver;
         this.store = store;
+        this.clock = clock;
+        this.leases = leases;
+        this.instanceId = instanceId;
+        this.specs = specs;
+        this.io = io;
+        this.archiveStore = archiveStore;
         this.afterMillis = after == null ? Long.MAX_VALUE : after.toMillis();
         this.spool = spool;
     }
 
     boolean enabled() {
-        return store != null;
+        return archiveStore != null;
     }
 
     /** How often the pass runs: with the orphan sweep, a cheap read of the suspended sessions. */
@@ -108,13 +122,13 @@ final class Archives {
     /** The suspended sessions old enough to archive, in store order. Reads only. */
     List<String> due() {
         List<String> out = new ArrayList<>();
-        long now = ctx.clock().millis();
+        long now = clock.millis();
         String after = null;
         while (true) {
-            List<SessionRecord> page = ctx.store().findByState(SessionState.SUSPENDED, after, PAGE);
+            List<SessionRecord> page = store.findByState(SessionState.SUSPENDED, after, PAGE);
             for (SessionRecord r : page) {
                 if (!r.ephemeral() && !"-".equals(r.workspace()) && now - r.lastActivity().toEpochMilli() >= afterMillis
-                        && (!isArchived(r) || (UPLOADING.equals(r.attributes().get(STATE)) && r.leaseExpired(ctx.now())))
+                        && (!isArchived(r) || (UPLOADING.equals(r.attributes().get(STATE)) && r.leaseExpired(leases.now())))
                         && !Long.valueOf(r.version()).equals(elsewhere.get(r.sessionId()))) {
                     out.add(r.sessionId());
                 }
@@ -132,13 +146,13 @@ final class Archives {
      */
     boolean archive(String sessionId) {
         ArchiveStore archive = requireStore();
-        Optional<SessionRecord> found = ctx.store().find(sessionId);
+        Optional<SessionRecord> found = store.find(sessionId);
         if (found.isEmpty() || found.get().state() != SessionState.SUSPENDED || found.get().ephemeral()) {
             return false;
         }
         SessionRecord rec = found.get();
         if (isArchived(rec)) {
-            if (!UPLOADING.equals(rec.attributes().get(STATE)) || !rec.leaseExpired(ctx.now())) {
+            if (!UPLOADING.equals(rec.attributes().get(STATE)) || !rec.leaseExpired(leases.now())) {
                 return false;
             }
             // An upload whose manager died: its object may be incomplete, the local copy is intact. Start over.
@@ -147,10 +161,10 @@ final class Archives {
                 return false;
             }
         }
-        if (!ctx.driver().capabilities().contains(DriverCapability.WORKSPACE_ARCHIVE)) {
+        if (!driver.capabilities().contains(DriverCapability.WORKSPACE_ARCHIVE)) {
             return false;
         }
-        SandboxSpec spec = ctx.specs().decode(rec.spec());
+        SandboxSpec spec = specs.decode(rec.spec());
         long t0 = System.nanoTime();
         Path packed = tempFile();
         try {
@@ -158,7 +172,7 @@ final class Archives {
             ArchivePacker.Packed packedAs;
             try {
                 String workspace = rec.workspace();
-                packedAs = ArchivePacker.pack(io, packed, tar -> ctx.driver().exportWorkspace(workspace, spec, tar));
+                packedAs = ArchivePacker.pack(io, packed, tar -> driver.exportWorkspace(workspace, spec, tar));
             } catch (SandboxException notHere) {
                 elsewhere.put(sessionId, rec.version());
                 log.info("Session {}: workdir {} not archived from this manager: {}", sessionId, rec.workspace(),
@@ -173,7 +187,7 @@ final class Archives {
             attributes.put(KEY, key);
             attributes.put(SHA256, sha);
             attributes.put(BYTES, Long.toString(bytes));
-            SessionRecord claimed = ctx.store().update(rec.withOwner(ctx.instanceId(), ctx.lease(ctx.now()))
+            SessionRecord claimed = store.update(rec.withOwner(instanceId, leases.lease(leases.now()))
                     .withAttributes(attributes)).orElse(null);
             if (claimed == null) {
                 return false; // resumed or changed meanwhile: what was packed may be torn; drop it
@@ -186,14 +200,14 @@ final class Archives {
                 throw uploadFailed;
             }
             attributes.put(STATE, ARCHIVED);
-            SessionRecord done = ctx.store().update(claimed.withOwner(null, null).withAttributes(attributes))
+            SessionRecord done = store.update(claimed.withOwner(null, null).withAttributes(attributes))
                     .orElse(null);
             if (done == null) {
                 // Our lease lapsed and another manager moved the record on: it decides; the local copy stays.
                 // The object is ours to delete unless the record names it now (the same tree archived again).
                 log.warn("Session {}: archive not recorded (the record changed during the upload); kept locally",
                         sessionId);
-                boolean named = ctx.store().find(sessionId).map(r -> key.equals(r.attributes().get(KEY)))
+                boolean named = store.find(sessionId).map(r -> key.equals(r.attributes().get(KEY)))
                         .orElse(false);
                 if (!named) {
                     deleteQuietly(archive, key);
@@ -201,7 +215,7 @@ final class Archives {
                 return false;
             }
             try {
-                ctx.driver().deleteWorkspace(rec.workspace());
+                driver.deleteWorkspace(rec.workspace());
             } catch (RuntimeException e) {
                 log.warn("Session {}: archived, but the local workdir {} could not be deleted: {}", sessionId,
                         rec.workspace(), e.toString());
@@ -228,16 +242,16 @@ final class Archives {
         if (state == null) {
             return Optional.of(rec);
         }
-        boolean heldElsewhere = rec.owner() != null && !ctx.instanceId().equals(rec.owner())
-                && !rec.leaseExpired(ctx.now());
+        boolean heldElsewhere = rec.owner() != null && !instanceId.equals(rec.owner())
+                && !rec.leaseExpired(leases.now());
         if (heldElsewhere && !ARCHIVED.equals(state)) {
             throw heldElsewhere(rec, stepHeldBy(rec));
         }
         if (UPLOADING.equals(state)) {
             // The uploader died before the object was recorded complete: the local copy is the session's.
-            return cleared(rec, store);
+            return cleared(rec, archiveStore);
         }
-        ArchiveStore archive = store;
+        ArchiveStore archive = archiveStore;
         String key = rec.attributes().get(KEY);
         String sha = rec.attributes().get(SHA256);
         if (archive == null) {
@@ -246,7 +260,7 @@ final class Archives {
                     + " (SandboxManager.Builder.archive) to resume it");
         }
         long t0 = System.nanoTime();
-        Optional<SessionRecord> claiming = ctx.store().update(rec.withOwner(ctx.instanceId(), ctx.lease(ctx.now()))
+        Optional<SessionRecord> claiming = store.update(rec.withOwner(instanceId, leases.lease(leases.now()))
                 .withAttributes(with(rec.attributes(), STATE, RESTORING)));
         if (claiming.isEmpty()) {
             return Optional.empty(); // another manager restores it, or it changed: look again
@@ -263,12 +277,12 @@ final class Archives {
                         + "; it was not unpacked, try again", null);
             }
             // From scratch: an earlier restore may have left part of a tree in this host's workdir.
-            workspace = ctx.driver().createWorkspace(rec.sessionId(), spec);
-            ctx.driver().deleteWorkspace(workspace);
-            workspace = ctx.driver().createWorkspace(rec.sessionId(), spec);
+            workspace = driver.createWorkspace(rec.sessionId(), spec);
+            driver.deleteWorkspace(workspace);
+            workspace = driver.createWorkspace(rec.sessionId(), spec);
             try (InputStream in = new GZIPInputStream(new BufferedInputStream(Files.newInputStream(packed), 1 << 16),
                     1 << 16)) {
-                ctx.driver().importWorkspace(workspace, spec, in);
+                driver.importWorkspace(workspace, spec, in);
             }
         } catch (IOException | RuntimeException e) {
             if (workspace != null) {
@@ -284,7 +298,7 @@ final class Archives {
         } finally {
             deleteQuietly(packed);
         }
-        Optional<SessionRecord> restored = ctx.store().update(claimed.withWorkspace(workspace)
+        Optional<SessionRecord> restored = store.update(claimed.withWorkspace(workspace)
                 .withAttributes(without(claimed.attributes())));
         if (restored.isPresent()) {
             deleteQuietly(archive, key); // the record no longer names it
@@ -310,12 +324,12 @@ final class Archives {
         if (key == null) {
             return;
         }
-        if (store == null) {
+        if (archiveStore == null) {
             log.warn("Session {}: destroyed, but its archive {} stays: this manager has no ArchiveStore",
                     rec.sessionId(), key);
             return;
         }
-        store.delete(key);
+        archiveStore.delete(key);
     }
 
     /** Drops the archive attributes (and the object when {@code objects} is given). */
@@ -330,7 +344,7 @@ final class Archives {
 
     private Optional<SessionRecord> updateQuietly(SessionRecord rec) {
         try {
-            return ctx.store().update(rec);
+            return store.update(rec);
         } catch (RuntimeException e) {
             log.warn("Session {}: could not record the archive state: {}", rec.sessionId(), e.toString());
             return Optional.empty();
@@ -350,10 +364,10 @@ final class Archives {
     }
 
     private ArchiveStore requireStore() {
-        if (store == null) {
+        if (archiveStore == null) {
             throw new IllegalStateException("no archive store configured");
         }
-        return store;
+        return archiveStore;
     }
 
     private Path tempFile() {
@@ -382,7 +396,7 @@ final class Archives {
 
     private void deleteWorkspaceQuietly(String workspace) {
         try {
-            ctx.driver().deleteWorkspace(workspace);
+            driver.deleteWorkspace(workspace);
         } catch (RuntimeException e) {
             log.warn("could not delete the partly restored workdir {}: {}", workspace, e.toString());
         }

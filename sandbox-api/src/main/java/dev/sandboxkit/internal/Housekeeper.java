@@ -4,12 +4,9 @@ import dev.sandboxkit.SandboxException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.time.Instant;
-import java.util.HashMap;
-import java.util.HashSet;
+import java.time.Clock;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -18,15 +15,19 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>The reaper pass is a lock-free scan over the sessions this manager holds (a few microseconds per
  * thousand sessions); each idle one is reaped in its own task, so removals run in parallel on the
- * scheduler's threads and one slow removal never delays the others. The lease pass writes every owned
- * session's latest activity and lease to the store in one call: execs themselves never touch the store.
+ * scheduler's threads and one slow removal never delays the others. The lease pass is {@link LeaseRenewal}'s.
  */
 final class Housekeeper {
     private static final Logger log = LoggerFactory.getLogger(Housekeeper.class);
 
-    private final EngineContext ctx;
+    private final ScheduledExecutorService scheduler;
+    private final Clock clock;
+    private final SessionRegistry sessions;
+    private final long idleMillis;
     private final LifecycleActions engine;
+    private final LeaseRenewal leaseRenewal;
     private final Reconciler reconciler;
+    private final Runnable archivePass;
     private final long reaperMillis;
     private final long heartbeatMillis;
     private final long reconcileMillis;
@@ -36,11 +37,18 @@ final class Housekeeper {
     private final java.util.concurrent.atomic.AtomicInteger running = new java.util.concurrent.atomic.AtomicInteger();
     private volatile boolean stopped;
 
-    Housekeeper(EngineContext ctx, LifecycleActions engine, Reconciler reconciler, long reaperMillis,
-                long heartbeatMillis, long reconcileMillis, long archiveMillis) {
-        this.ctx = ctx;
+    /** @param archivePass one archive pass, run every {@code archiveMillis} if that is positive */
+    Housekeeper(ScheduledExecutorService scheduler, Clock clock, SessionRegistry sessions, long idleMillis,
+                LifecycleActions engine, LeaseRenewal leaseRenewal, Reconciler reconciler, Runnable archivePass,
+                long reaperMillis, long heartbeatMillis, long reconcileMillis, long archiveMillis) {
+        this.scheduler = scheduler;
+        this.clock = clock;
+        this.sessions = sessions;
+        this.idleMillis = idleMillis;
         this.engine = engine;
+        this.leaseRenewal = leaseRenewal;
         this.reconciler = reconciler;
+        this.archivePass = archivePass;
         this.reaperMillis = reaperMillis;
         this.heartbeatMillis = heartbeatMillis;
         this.reconcileMillis = reconcileMillis;
@@ -48,15 +56,15 @@ final class Housekeeper {
     }
 
     void start() {
-        tasks.add(ctx.scheduler().scheduleWithFixedDelay(guard("reaper", this::reapPass), reaperMillis, reaperMillis,
+        tasks.add(scheduler.scheduleWithFixedDelay(guard("reaper", this::reapPass), reaperMillis, reaperMillis,
                 TimeUnit.MILLISECONDS));
-        tasks.add(ctx.scheduler().scheduleWithFixedDelay(guard("lease renewal", this::heartbeatPass),
+        tasks.add(scheduler.scheduleWithFixedDelay(guard("lease renewal", leaseRenewal::renew),
                 heartbeatMillis, heartbeatMillis, TimeUnit.MILLISECONDS));
         // The first sweep runs at once: orphans of a crashed predecessor go as soon as a manager starts.
-        tasks.add(ctx.scheduler().scheduleWithFixedDelay(guard("orphan sweep", reconciler::run), 0, reconcileMillis,
+        tasks.add(scheduler.scheduleWithFixedDelay(guard("orphan sweep", reconciler::run), 0, reconcileMillis,
                 TimeUnit.MILLISECONDS));
         if (archiveMillis > 0) {
-            tasks.add(ctx.scheduler().scheduleWithFixedDelay(guard("archive", engine::archiveIdle), archiveMillis,
+            tasks.add(scheduler.scheduleWithFixedDelay(guard("archive", archivePass), archiveMillis,
                     archiveMillis, TimeUnit.MILLISECONDS));
         }
     }
@@ -81,42 +89,11 @@ final class Housekeeper {
      * lifetime. Runs on a scheduler thread.
      */
     void reapPass() {
-        long now = ctx.clock().millis();
-        for (SessionEntry e : ctx.sessions().all()) {
-            if (!e.reapQueued && (e.idleFor(now, ctx.idleMillis()) || e.outlived(now)) && e.mayRetryStop(now)) {
+        long now = clock.millis();
+        for (SessionEntry e : sessions.all()) {
+            if (!e.reapQueued && (e.idleFor(now, idleMillis) || e.outlived(now)) && e.mayRetryStop(now)) {
                 e.reapQueued = true;
-                ctx.scheduler().execute(guard("reap", () -> engine.reapIfIdle(e)));
-            }
-        }
-    }
-
-    /** Renews this manager's lease and flushes last-activity to the store. Runs on a scheduler thread. */
-    void heartbeatPass() {
-        if (engine.isClosed()) {
-            return;
-        }
-        Map<String, Instant> activity = new HashMap<>();
-        Set<SessionEntry> held = new HashSet<>();
-        for (SessionEntry e : ctx.sessions().all()) {
-            if (!e.isActive()) {
-                continue;
-            }
-            held.add(e);
-            long last = e.lastActivity();
-            if (last > e.flushedActivity) {
-                activity.put(e.sessionId, Instant.ofEpochMilli(last));
-            }
-        }
-        Instant now = ctx.clock().instant();
-        List<String> owned = ctx.store().heartbeat(ctx.instanceId(), activity, ctx.lease(now));
-        Set<String> stillOwned = new HashSet<>(owned);
-        for (SessionEntry e : held) {
-            Instant flushed = activity.get(e.sessionId);
-            if (flushed != null) {
-                e.flushedActivity = flushed.toEpochMilli();
-            }
-            if (!stillOwned.contains(e.sessionId)) {
-                engine.lostOwnership(e);
+                scheduler.execute(guard("reap", () -> engine.reapIfIdle(e)));
             }
         }
     }

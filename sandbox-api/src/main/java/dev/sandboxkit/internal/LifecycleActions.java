@@ -1,16 +1,13 @@
 package dev.sandboxkit.internal;
 
 /**
- * The engine operations its parts call back: the reaper, the lease renewal and the orphan sweep decide, the live
- * operations ask for a resume, and the engine carries out each step under the session's lifecycle lock.
+ * The engine operations its parts call back: the reaper and the orphan sweep decide, the live operations ask for
+ * a resume or an unarchive, and the engine carries out each step under the session's lifecycle lock.
  */
 interface LifecycleActions {
 
     /** Reaps (or lifetime-kills) the session if it is still due; returns whether it did. */
     boolean reapIfIdle(SessionEntry e);
-
-    /** The store says another manager owns the session now: forget its container without removing it. */
-    void lostOwnership(SessionEntry e);
 
     /** Finishes a destroy that did not complete; returns whether it finished now. */
     boolean retryDestroy(String sessionId);
@@ -21,8 +18,6 @@ interface LifecycleActions {
     /** Unpacks an archived session's workdir on this host; returns the record naming it. */
     dev.sandboxkit.spi.SessionRecord unarchive(String sessionId);
 
-    /** Runs one archive pass; returns how many sessions it archived. */
-    int archiveIdle();
 
     /** Whether the manager is closed (or closing). */
     boolean isClosed();

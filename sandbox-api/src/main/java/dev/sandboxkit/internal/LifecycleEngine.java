@@ -4,19 +4,11 @@ import dev.sandboxkit.SandboxAcquireException;
 import dev.sandboxkit.SandboxEvent;
 import dev.sandboxkit.SandboxException;
 import dev.sandboxkit.SandboxSpec;
-import dev.sandboxkit.SandboxTimeoutException;
 import dev.sandboxkit.SessionInfo;
 import dev.sandboxkit.SessionState;
-import dev.sandboxkit.SessionStoreException;
-import dev.sandboxkit.SnapshotId;
-import dev.sandboxkit.SandboxUnsupportedException;
-import dev.sandboxkit.spi.DriverCapability;
-import dev.sandboxkit.WarmPool;
-import dev.sandboxkit.spi.CreateRequest;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SessionRecord;
 import dev.sandboxkit.spi.SessionStore;
-import dev.sandboxkit.spi.SnapshotDescriptor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
@@ -24,25 +16,16 @@ import org.slf4j.MDC;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.Collection;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * The lifecycle engine: the one place that decides when a session's container is created, reused,
- * reaped, resumed and destroyed. Drivers only carry out what it decides; the store records it. What runs in a
- * live sandbox (execs, shells, processes, terminals, forwards, files) is {@link LiveOperations}'; the manager's
- * calls reach both through {@link ManagerFacade}.
+ * reaped, resumed and destroyed. Drivers only carry out what it decides; the store records it. It decides;
+ * {@link ContainerStarter} starts a container and {@link SessionDestroyer} carries out a destroy, both under the
+ * lock this engine holds. Snapshot, restore, fork and archive are {@link WorkdirSteps}', the lease pass is
+ * {@link LeaseRenewal}'s, and what runs in a live sandbox (execs, shells, processes, terminals, forwards, files) is
+ * {@link LiveOperations}'; the manager's calls reach them through {@link ManagerFacade}.
  *
  * <p>Order of writes, chosen so that nothing is ever recorded done before it is done, and a crash or an
  * outage at any point leaves nothing the janitor cannot finish:
@@ -69,75 +52,51 @@ final class LifecycleEngine implements LifecycleActions {
     static final String SCOPE_OWNER = "scope.owner";
     static final String MDC_SESSION = "sandboxkit.session";
     private static final Logger log = LoggerFactory.getLogger(LifecycleEngine.class);
-    private static final int MAX_ATTEMPTS = 5;
 
-    /** Shared with the other parts; the fields below are shorthands for its parts. */
-    private final EngineContext ctx;
     private final SandboxDriver driver;
     private final SessionStore store;
     private final Clock clock;
-    private final long idleMillis;
+    private final Leases leases;
     private final String instanceId;
-    private final ScheduledExecutorService scheduler;
+    private final long idleMillis;
     private final SessionRegistry sessions;
+    private final SessionLocks locks;
+    private final ClosedFlag closed;
+    private final ContainerStarter starter;
+    private final SessionDestroyer destroyer;
+    private final SpecCodec specs;
+    private final Archives archives;
+    private final ProcessSupport processes;
+    private final Removals removals;
     private final Stats stats;
     private final Events events;
-    private final Removals removals;
-    private final SpecCodec specs;
-    private final ContainerSetup setup;
-    private final Map<String, PoolManager> pools;
-    private final PortForwards forwards;
-    private final Snapshots snapshots;
-    private final ProcessSupport processes;
-    private final Archives archives;
-    private volatile boolean closed;
 
     /**
-     * Takes the parts it shares with the rest of the manager, and creates the warm pools.
-     *
-     * @param forwards  closed when their container goes to another manager
-     * @param warmPools the pools to keep, each filled on {@link #fillPools()}
+     * @param idleMillis the idle TTL
+     * @param starter    starts the containers this engine decides on
+     * @param destroyer  carries out the destroys this engine decides on
      */
-    LifecycleEngine(EngineContext ctx, Snapshots snapshots, ProcessSupport processes, Archives archives,
-                    PortForwards forwards, List<WarmPool> warmPools) {
-        this.ctx = ctx;
-        this.driver = ctx.driver();
-        this.store = ctx.store();
-        this.clock = ctx.clock();
-        this.idleMillis = ctx.idleMillis();
-        this.instanceId = ctx.instanceId();
-        this.scheduler = ctx.scheduler();
-        this.sessions = ctx.sessions();
-        this.stats = ctx.stats();
-        this.events = ctx.events();
-        this.removals = ctx.removals();
-        this.specs = ctx.specs();
-        this.setup = ctx.setup();
-        this.snapshots = snapshots;
-        this.processes = processes;
+    LifecycleEngine(SandboxDriver driver, SessionStore store, Clock clock, Leases leases, String instanceId,
+                    long idleMillis, SessionRegistry sessions, SessionLocks locks, ClosedFlag closed,
+                    ContainerStarter starter, SessionDestroyer destroyer, SpecCodec specs, Archives archives,
+                    ProcessSupport processes, Removals removals, Stats stats, Events events) {
+        this.driver = driver;
+        this.store = store;
+        this.clock = clock;
+        this.leases = leases;
+        this.instanceId = instanceId;
+        this.idleMillis = idleMillis;
+        this.sessions = sessions;
+        this.locks = locks;
+        this.closed = closed;
+        this.starter = starter;
+        this.destroyer = destroyer;
+        this.specs = specs;
         this.archives = archives;
-        this.forwards = forwards;
-        Map<String, PoolManager> byFingerprint = new LinkedHashMap<>();
-        for (WarmPool pool : warmPools) {
-            String fingerprint = specs.encoded(pool.spec()).fingerprint();
-            byFingerprint.put(fingerprint, new PoolManager(ctx, snapshots, this::isClosed, pool, fingerprint));
-        }
-        this.pools = Map.copyOf(byFingerprint);
-    }
-
-    /** The warm pools (the orphan sweep leaves their sandboxes alone). */
-    Collection<PoolManager> pools() {
-        return pools.values();
-    }
-
-    /** Starts filling every warm pool, in the background. */
-    void fillPools() {
-        pools.values().forEach(PoolManager::replenishAsync);
-    }
-
-    /** Sandboxes waiting in the warm pools now. */
-    long pooledCount() {
-        return pools.values().stream().mapToLong(PoolManager::size).sum();
+        this.processes = processes;
+        this.removals = removals;
+        this.stats = stats;
+        this.events = events;
     }
 
     // ---------------------------------------------------------------- acquire
@@ -154,7 +113,7 @@ final class LifecycleEngine implements LifecycleActions {
         SpecCodec.Encoded enc = specs.encoded(spec);
         String encoded = enc.text();
         String fingerprint = enc.fingerprint();
-        return underLifecycleLock(sessionId, e -> {
+        return locks.underLock(sessionId, e -> {
             if (e.isActive()) {
                 if (fingerprint.equals(e.record.specFingerprint())) {
                     e.touch(clock.millis());
@@ -172,52 +131,6 @@ final class LifecycleEngine implements LifecycleActions {
         });
     }
 
-    /**
-     * Runs a lifecycle step with the session's lifecycle lock held and the session id in the MDC. A step
-     * that lost a compare-and-set ({@link StaleRecord}) is retried from a fresh read, a few times.
-     */
-    private <T> T underLifecycleLock(String sessionId, java.util.function.Function<SessionEntry, T> step) {
-        try (MDC.MDCCloseable ignored = MDC.putCloseable(MDC_SESSION, sessionId)) {
-            for (int attempt = 1; ; attempt++) {
-                SessionEntry e = sessions.entry(sessionId);
-                lock(e);
-                try {
-                    if (!e.isGone()) {
-                        return step.apply(e);
-                    }
-                } catch (StaleRecord stale) {
-                    if (attempt >= MAX_ATTEMPTS) {
-                        throw new SandboxAcquireException("session " + sessionId
-                                + " kept changing under concurrent updates; try again", stale, true);
-                    }
-                } finally {
-                    sessions.dropIfIdle(e);
-                    unlock(e);
-                }
-            }
-        }
-    }
-
-    /** Takes a session's lifecycle lock; events raised until it is released are delivered after. */
-    private void lock(SessionEntry e) {
-        e.lifecycle.lock();
-        events.enterStep();
-    }
-
-    private boolean tryLock(SessionEntry e) {
-        if (!e.lifecycle.tryLock()) {
-            return false;
-        }
-        events.enterStep();
-        return true;
-    }
-
-    /** Releases the lock, then delivers the events the step raised (never under the lock). */
-    private void unlock(SessionEntry e) {
-        e.lifecycle.unlock();
-        events.exitStep();
-    }
-
     /** Starts a container for a session that has none. Lifecycle lock held. */
     private void acquireLocked(SessionEntry e, SandboxSpec spec, String encoded, String fingerprint) {
         acquireLocked(e, spec, encoded, fingerprint, null);
@@ -227,7 +140,7 @@ final class LifecycleEngine implements LifecycleActions {
      * Starts a container for a session that has none; a new session's workdir is first filled from
      * {@code copyFrom} (another workdir: a fork), else from the spec's template. Lifecycle lock held.
      */
-    private void acquireLocked(SessionEntry e, SandboxSpec spec, String encoded, String fingerprint,
+    void acquireLocked(SessionEntry e, SandboxSpec spec, String encoded, String fingerprint,
                                String copyFrom) {
         String sessionId = e.sessionId;
         Optional<SessionRecord> found = store.find(sessionId);
@@ -245,115 +158,11 @@ final class LifecycleEngine implements LifecycleActions {
         }
         if (!isNew) {
             SessionRecord rec = found.get();
-            start(e, rec.specFingerprint().equals(fingerprint) ? rec : rec.withSpec(encoded, fingerprint, spec.ephemeral()),
+            starter.start(e, rec.specFingerprint().equals(fingerprint) ? rec : rec.withSpec(encoded, fingerprint, spec.ephemeral()),
                     spec, false);
             return;
         }
-        PoolManager pool = copyFrom == null ? pools.get(fingerprint) : null;
-        if (pool != null) {
-            PoolManager.Slot slot = pool.checkout();
-            if (slot != null && startFromPool(e, spec, encoded, fingerprint, found, pool, slot)) {
-                return;
-            }
-        }
-        Instant now = now();
-        String workspace = driver.createWorkspace(sessionId, spec);
-        SessionRecord fresh = newRecord(sessionId, SessionState.SUSPENDED, null, workspace, encoded, fingerprint,
-                spec.ephemeral(), now, null);
-        SessionRecord rec = writeNew(fresh, found).orElseThrow(StaleRecord::new);
-        try {
-            // After the record claims the id (a loser of that race must not fill the winner's workdir), before the
-            // first container: seeded once, never on resume. A failure discards the session below.
-            if (copyFrom != null) {
-                driver.restoreWorkspace(copyFrom, workspace, spec);
-            } else {
-                snapshots.seed(workspace, spec);
-            }
-            start(e, rec, spec, true);
-        } catch (RuntimeException ex) {
-            if (!(ex instanceof StaleRecord)) {
-                discardFreshSession(rec);
-            }
-            throw ex;
-        }
-    }
-
-    /** Marks a manager-scoped session as this manager's to end (and unmarks one whose spec no longer is). */
-    private Map<String, String> scoped(Map<String, String> attributes, SandboxSpec spec) {
-        if (spec.managerScoped()) {
-            attributes.put(SCOPE_OWNER, instanceId);
-        } else {
-            attributes.remove(SCOPE_OWNER);
-        }
-        return attributes;
-    }
-
-    private SessionRecord newRecord(String sessionId, SessionState state, String sandboxId, String workspace,
-                                    String encoded, String fingerprint, boolean ephemeral, Instant now, Instant started) {
-        return SessionRecord.builder().sessionId(sessionId).driver(driver.name()).state(state)
-                .sandboxId(sandboxId).workspace(workspace).spec(encoded).specFingerprint(fingerprint)
-                .ephemeral(ephemeral).createdAt(now).lastActivity(now).sandboxStartedAt(started).owner(instanceId)
-                .leaseExpiry(lease(now)).version(1).attributes(Map.of()).build();
-    }
-
-    /** Inserts a new session, or restarts a destroyed one's record as a new incarnation. */
-    private Optional<SessionRecord> writeNew(SessionRecord fresh, Optional<SessionRecord> destroyed) {
-        if (destroyed.isEmpty()) {
-            return store.insert(fresh) ? Optional.of(fresh) : Optional.empty();
-        }
-        return store.update(fresh.withVersion(destroyed.get().version()));
-    }
-
-    /** Hands a pre-started pool sandbox to a new session. Returns false to fall back to a cold start. */
-    private boolean startFromPool(SessionEntry e, SandboxSpec spec, String encoded, String fingerprint,
-                                  Optional<SessionRecord> destroyed, PoolManager pool, PoolManager.Slot slot) {
-        long t0 = System.nanoTime();
-        String workspace;
-        try {
-            workspace = driver.adoptWorkspace(slot.workspace(), e.sessionId);
-        } catch (RuntimeException ex) {
-            log.warn("Session {}: could not adopt pool workdir {} ({}); starting cold", e.sessionId,
-                    slot.workspace(), ex.toString());
-            pool.discard(slot.sandboxId(), slot.workspace());
-            return false;
-        }
-        Instant now = now();
-        SessionRecord fresh = newRecord(e.sessionId, SessionState.ACTIVE, slot.sandboxId(), workspace, encoded,
-                fingerprint, spec.ephemeral(), now, Instant.ofEpochMilli(slot.startedAt()))
-                .withAttributes(scoped(new HashMap<>(slot.attributes()), spec));
-        Optional<SessionRecord> written;
-        try {
-            written = writeNew(fresh, destroyed);
-        } catch (RuntimeException ex) {
-            pool.discard(slot.sandboxId(), workspace);
-            throw ex;
-        }
-        if (written.isEmpty()) {
-            pool.discard(slot.sandboxId(), workspace); // never back into the pool: it was handed out
-            throw new StaleRecord();
-        }
-        e.activate(written.get(), spec, setup.execEnvironment(spec), slot.sandboxId(), clock.millis(), slot.startedAt());
-        Duration took = Duration.ofNanos(System.nanoTime() - t0);
-        stats.created.increment();
-        stats.poolHits.increment();
-        log.info("Session {}: took pre-started container {} from the warm pool in {} ms", e.sessionId,
-                shortId(slot.sandboxId()), took.toMillis());
-        if (events.enabled()) {
-            events.emit(new SandboxEvent.Created(e.sessionId, slot.sandboxId(), now, Map.of("pool-checkout", took),
-                    took, true));
-        }
-        return true;
-    }
-
-    /** An acquire that failed before its first container must not leave an empty session behind. */
-    private void discardFreshSession(SessionRecord rec) {
-        try {
-            store.find(rec.sessionId()).filter(r -> r.state() == SessionState.SUSPENDED && r.sandboxStartedAt() == null)
-                    .ifPresent(r -> store.delete(r.sessionId(), r.version()));
-            driver.deleteWorkspace(rec.workspace());
-        } catch (RuntimeException cleanup) {
-            log.warn("Session {}: could not clean up after a failed acquire: {}", rec.sessionId(), cleanup.toString());
-        }
+        starter.startNew(e, spec, encoded, fingerprint, found, copyFrom);
     }
 
     /**
@@ -361,117 +170,15 @@ final class LifecycleEngine implements LifecycleActions {
      * must start on a fresh, empty workdir), or say when to retry. Lifecycle lock held.
      */
     private void finishDestroyBeforeAcquire(SessionEntry e, SessionRecord rec) {
-        if (!instanceId.equals(rec.owner()) && !rec.leaseExpired(now())) {
+        if (!instanceId.equals(rec.owner()) && !rec.leaseExpired(leases.now())) {
             throw new SandboxAcquireException("session " + rec.sessionId() + " is being destroyed by manager "
                     + rec.owner() + "; acquire it again once the destroy has finished", null, true);
         }
         try {
-            destroyLocked(e, e.deactivate(false, 0, 0), null, false);
+            destroyer.destroyLocked(e, e.deactivate(false, 0, 0), null, false);
         } catch (SandboxException notFinished) {
             throw new SandboxAcquireException("session " + rec.sessionId() + " is still being destroyed ("
                     + notFinished.getMessage() + "); acquire it again once the destroy has finished", notFinished, true);
-        }
-    }
-
-    /**
-     * Starts a container for the session and records it ACTIVE. Called with the lifecycle lock held.
-     * Takes over an ACTIVE record only if this manager owns it or its owner's lease has lapsed.
-     */
-    private void start(SessionEntry e, SessionRecord rec, SandboxSpec spec, boolean fresh) {
-        if (!Archives.isArchived(rec)) {
-            // Before the takeover below writes anything.
-            SessionRecords.requireWorkdirHere(driver, rec, "acquire it there");
-        }
-        Instant now = now();
-        if (rec.state() == SessionState.ACTIVE) {
-            if (!instanceId.equals(rec.owner()) && !rec.leaseExpired(now)) {
-                throw new SandboxAcquireException("session " + rec.sessionId() + " is held by live manager "
-                        + rec.owner() + " (lease until " + rec.leaseExpiry() + ")", null, true);
-            }
-            // Ours from before, or abandoned by a crashed manager: claim it, then clear its old container.
-            String old = rec.sandboxId();
-            String previousOwner = rec.owner();
-            rec = store.update(rec.withSandbox(SessionState.SUSPENDED, null, null).withOwner(instanceId, lease(now)))
-                    .orElseThrow(StaleRecord::new);
-            if (old != null) {
-                log.info("Session {}: taking over from {}, removing its container {}", rec.sessionId(),
-                        previousOwner, shortId(old));
-                removals.remove(old);
-            }
-        }
-        if (rec.state() == SessionState.SUSPENDED && rec.owner() != null && !instanceId.equals(rec.owner())
-                && !rec.leaseExpired(now)) {
-            // Another live manager is archiving, restoring or starting it (a new session, or one just restored).
-            throw Archives.heldElsewhere(rec, Archives.stepHeldBy(rec));
-        }
-        long t0 = System.nanoTime();
-        Map<String, Duration> phases = new LinkedHashMap<>();
-        if (Archives.isArchived(rec)) {
-            rec = archives.restore(rec, spec, took -> phases.put("archive-restore", took)).orElseThrow(StaleRecord::new);
-            // An upload that never finished left it where it was.
-            SessionRecords.requireWorkdirHere(driver, rec, "acquire it there");
-        }
-        String sandboxId;
-        try {
-            sandboxId = driver.create(new CreateRequest(rec.sessionId(), spec, rec.workspace(),
-                    ctx.labels(rec.sessionId(), spec), phases::put));
-        } catch (SandboxException createFailed) {
-            // Another manager destroying the session can pull the workdir from under the create: look again.
-            if (!createFailed.isRetryable() && changedSince(rec)) {
-                throw new StaleRecord();
-            }
-            throw createFailed;
-        }
-        Instant started = now();
-        SessionRecord written;
-        try {
-            Map<String, String> attributes = new HashMap<>(rec.attributes());
-            attributes.putAll(setup.prepare(driver, rec.sessionId(), sandboxId, spec, phases));
-            written = store.update(rec.withSandbox(SessionState.ACTIVE, sandboxId, started)
-                    .withOwner(instanceId, lease(started)).withLastActivity(started)
-                    .withAttributes(scoped(attributes, spec)))
-                    .orElse(null);
-        } catch (RuntimeException setupOrStoreFailed) {
-            removals.removeQuietly(sandboxId);
-            throw setupOrStoreFailed;
-        }
-        if (written == null) {
-            removals.removeQuietly(sandboxId);
-            throw new StaleRecord();
-        }
-        long nowMillis = clock.millis();
-        e.activate(written, spec, setup.execEnvironment(spec), sandboxId, nowMillis, nowMillis);
-        Duration took = Duration.ofNanos(System.nanoTime() - t0);
-        boolean resumed = !fresh;
-        if (resumed) {
-            stats.resumedOne();
-        } else {
-            stats.created.increment();
-        }
-        log.info("Session {}: {} container {} in {} ms", rec.sessionId(), resumed ? "resumed with fresh" : "created",
-                shortId(sandboxId), took.toMillis());
-        if (events.enabled()) {
-            events.emit(resumed ? new SandboxEvent.Resumed(rec.sessionId(), sandboxId, started, phases, took)
-                    : new SandboxEvent.Created(rec.sessionId(), sandboxId, started, phases, took, false));
-        }
-    }
-
-    /** A compare-and-set whose failure (conflict or store down) is only logged; the janitor repairs the record. */
-    private Optional<SessionRecord> updateQuietly(SessionRecord rec) {
-        try {
-            return store.update(rec);
-        } catch (SandboxException storeDown) {
-            log.warn("Session {}: could not record state {}: {}", rec.sessionId(), rec.state(), storeDown.toString());
-            return Optional.empty();
-        }
-    }
-
-    /** Whether the stored record moved on since {@code rec} was read (a failed step may have raced a writer). */
-    private boolean changedSince(SessionRecord rec) {
-        try {
-            return store.find(rec.sessionId()).map(r -> r.version() != rec.version()).orElse(true);
-        } catch (RuntimeException storeDown) {
-            return false;
         }
     }
 
@@ -480,13 +187,13 @@ final class LifecycleEngine implements LifecycleActions {
     /** Brings a suspended session back with a fresh container on the same workdir. */
     @Override
     public void resume(String sessionId, Instant incarnation) {
-        underLifecycleLock(sessionId, e -> {
+        locks.underLock(sessionId, e -> {
             if (!e.isActive()) {
                 SessionRecord rec = store.find(sessionId).orElseThrow(() -> SessionRecords.notFound(sessionId));
                 if (SessionRecords.goneFor(rec, incarnation)) {
                     throw SessionRecords.notFound(sessionId);
                 }
-                start(e, rec, specs.decode(rec.spec()), false);
+                starter.start(e, rec, specs.decode(rec.spec()), false);
             }
             return null;
         });
@@ -525,9 +232,9 @@ final class LifecycleEngine implements LifecycleActions {
 
     /** Destroys the session (or only that incarnation of it): containers, workdir, unkept snapshots. */
     void destroy(String sessionId, Instant incarnation) {
-        underLifecycleLock(sessionId, e -> {
+        locks.underLock(sessionId, e -> {
             try {
-                destroyLocked(e, e.deactivate(false, 0, 0), incarnation, true);
+                destroyer.destroyLocked(e, e.deactivate(false, 0, 0), incarnation, true);
             } finally {
                 // Only now: until the destroy is over, a concurrent acquire waits on this entry's lock
                 // instead of starting a container on a workdir about to be deleted.
@@ -538,134 +245,13 @@ final class LifecycleEngine implements LifecycleActions {
     }
 
     /**
-     * Destroys the session, lifecycle lock held: records it DESTROYING (which claims the destroy), removes its
-     * containers, deletes its workdir, and only then records it DESTROYED. A step that fails throws and leaves
-     * the session DESTROYING with its claim released: the janitor, the next destroy or acquire of the id, or the
-     * manager on the workdir's host finishes it. A workdir on another host is refused before the claim.
-     *
-     * @param live           the container taken from the entry, or null
-     * @param incarnation    the handle's incarnation (a later session reusing the id is left alone), or null
-     * @param waitForOthers  whether a destroy another live manager is running is waited for (the API's destroy,
-     *                       which returns only once the session is gone), rather than left to it
-     * @return whether the session is gone; false only when left to another manager's destroy
-     */
-    private boolean destroyLocked(SessionEntry e, String live, Instant incarnation, boolean waitForOthers) {
-        String sessionId = e.sessionId;
-        long waitDeadline = 0;
-        for (int attempt = 1; ; attempt++) {
-            Optional<SessionRecord> found = store.find(sessionId);
-            if (found.isEmpty() || found.get().state() == SessionState.DESTROYED
-                    || (incarnation != null && !incarnation.equals(found.get().createdAt()))) {
-                if (live != null) {
-                    removals.remove(live);
-                }
-                return true;
-            }
-            SessionRecord rec = found.get();
-            Instant now = now();
-            boolean claimedBefore = rec.state() == SessionState.DESTROYING;
-            if (claimedBefore && !instanceId.equals(rec.owner()) && !rec.leaseExpired(now)) {
-                if (live != null) {
-                    removals.remove(live);
-                    live = null;
-                }
-                if (!waitForOthers) {
-                    log.info("Session {}: already being destroyed by manager {}", sessionId, rec.owner());
-                    return false;
-                }
-                if (waitDeadline == 0) {
-                    long leaseMillis = Duration.between(now, lease(now)).toMillis();
-                    waitDeadline = System.nanoTime() + Duration.ofMillis(Math.max(60_000, 2 * leaseMillis)).toNanos();
-                }
-                awaitOtherDestroy(rec, waitDeadline);
-                attempt = 0; // it finished, failed (its claim released) or lapsed: look again
-                continue;
-            }
-            SessionRecords.requireWorkdirHere(driver, rec, "destroy it there"); // before the claim: nothing written
-            Optional<SessionRecord> claimed = store.update(rec.withSandbox(SessionState.DESTROYING, rec.sandboxId(),
-                    rec.sandboxStartedAt()).withOwner(instanceId, lease(now)).withLastActivity(now));
-            if (claimed.isEmpty()) {
-                if (attempt >= MAX_ATTEMPTS) {
-                    throw new SessionStoreException("session " + sessionId
-                            + " kept changing under concurrent updates; destroy again", null, true);
-                }
-                continue;
-            }
-            if (rec.state() == SessionState.SUSPENDED) {
-                stats.suspended.updateAndGet(n -> Math.max(0, n - 1));
-            }
-            SessionRecord destroying = claimed.get();
-            processes.containerGone(live, "the session was destroyed, and its sandbox with it");
-            processes.containerGone(destroying.sandboxId(), "the session was destroyed, and its sandbox with it");
-            try {
-                if (live != null) {
-                    removals.remove(live);
-                }
-                if (destroying.sandboxId() != null && !destroying.sandboxId().equals(live)) {
-                    removals.remove(destroying.sandboxId());
-                }
-                if (!Archives.isStoredAway(destroying)) {
-                    driver.deleteWorkspace(destroying.workspace()); // else deleted when archived, maybe elsewhere
-                }
-                archives.deleteFor(destroying);
-                snapshots.deleteUnkept(sessionId);
-            } catch (RuntimeException notDone) {
-                // Release the claim (lease ends now), so that any manager that can finish it need not wait for it.
-                updateQuietly(destroying.withOwner(instanceId, now()));
-                log.warn("Session {}: destroy not finished ({}); it stays DESTROYING and the janitor retries",
-                        sessionId, notDone.toString());
-                throw notDone;
-            }
-            if (store.update(destroying.withSandbox(SessionState.DESTROYED, null, null).withOwner(null, null))
-                    .isEmpty()) {
-                live = null; // removed already; a concurrent destroy of the id changed the record: look again
-                continue;
-            }
-            stats.destroyed.increment();
-            log.info("Session {}: destroyed (container and workdir removed{})", sessionId,
-                    rec.ephemeral() ? ", single-use" : "");
-            events.emit(new SandboxEvent.Destroyed(sessionId, live != null ? live : rec.sandboxId(), clock.instant(),
-                    rec.ephemeral()));
-            return true;
-        }
-    }
-
-    /**
-     * Waits, lifecycle lock held, until another manager's claimed destroy moved on: the record changed (finished,
-     * or failed and released its claim) or its claim lapsed. Polls the store.
-     *
-     * @throws SandboxTimeoutException at the deadline, or if interrupted (the interrupt flag is kept)
-     */
-    private void awaitOtherDestroy(SessionRecord claimed, long deadlineNanos) {
-        log.info("Session {}: being destroyed by manager {}; waiting for it to finish", claimed.sessionId(),
-                claimed.owner());
-        while (true) {
-            Optional<SessionRecord> now = store.find(claimed.sessionId());
-            if (now.isEmpty() || now.get().version() != claimed.version() || now.get().leaseExpired(now())) {
-                return;
-            }
-            if (System.nanoTime() - deadlineNanos >= 0) {
-                throw new SandboxTimeoutException("session " + claimed.sessionId() + " is being destroyed by manager "
-                        + claimed.owner() + ", which has not finished it in time; destroy it again later");
-            }
-            try {
-                Thread.sleep(50);
-            } catch (InterruptedException interrupted) {
-                Thread.currentThread().interrupt();
-                throw new SandboxTimeoutException("interrupted while waiting for manager " + claimed.owner()
-                        + " to finish destroying session " + claimed.sessionId());
-            }
-        }
-    }
-
-    /**
      * The janitor's retry of a destroy that did not finish (its owner failed or is gone); returns whether it
      * finished now. Skips a session whose lifecycle step is running. Runs on a scheduler thread.
      */
     @Override
     public boolean retryDestroy(String sessionId) {
         SessionEntry e = sessions.entry(sessionId);
-        if (!tryLock(e)) {
+        if (!locks.tryLock(e)) {
             return false;
         }
         try (MDC.MDCCloseable ignored = MDC.putCloseable(MDC_SESSION, sessionId)) {
@@ -678,10 +264,10 @@ final class LifecycleEngine implements LifecycleActions {
                 log.debug("Session {}: pending destroy left to the manager on the workdir's host", sessionId);
                 return false;
             }
-            return destroyLocked(e, e.deactivate(false, 0, 0), null, false);
+            return destroyer.destroyLocked(e, e.deactivate(false, 0, 0), null, false);
         } finally {
             sessions.dropIfIdle(e);
-            unlock(e);
+            locks.unlock(e);
         }
     }
 
@@ -691,7 +277,7 @@ final class LifecycleEngine implements LifecycleActions {
     @Override
     public boolean reapIfIdle(SessionEntry e) {
         e.reapQueued = false;
-        if (!tryLock(e)) {
+        if (!locks.tryLock(e)) {
             return false; // busy with a lifecycle step: that is activity
         }
         try (MDC.MDCCloseable ignored = MDC.putCloseable(MDC_SESSION, e.sessionId)) {
@@ -715,7 +301,7 @@ final class LifecycleEngine implements LifecycleActions {
             return true;
         } finally {
             sessions.dropIfIdle(e);
-            unlock(e);
+            locks.unlock(e);
         }
     }
 
@@ -732,24 +318,6 @@ final class LifecycleEngine implements LifecycleActions {
         return true;
     }
 
-    /** Why a container is stopped; idle reaping is the only stop that yields to activity. */
-    enum StopReason {
-        IDLE("idle for more than the TTL", "the sandbox was reaped (idle for more than the TTL)"),
-        LIFETIME("maximum lifetime reached", "the sandbox was killed at its maximum lifetime"),
-        SPEC_CHANGED("spec changed", "the sandbox was replaced (its spec changed)"),
-        CLOSED("manager closed", "the sandbox was suspended (its manager closed)"),
-        RESTORED("workdir restored from a snapshot", "the sandbox was removed (its workdir was restored from a snapshot)");
-
-        final String text;
-        /** What a background process's handle says happened to it. */
-        final String processFate;
-
-        StopReason(String text, String processFate) {
-            this.text = text;
-            this.processFate = processFate;
-        }
-    }
-
     /**
      * Removes the session's container and then records the session SUSPENDED, keeping the workdir. Called with
      * the lifecycle lock held. An ephemeral session is destroyed instead: it is never resumed.
@@ -759,7 +327,7 @@ final class LifecycleEngine implements LifecycleActions {
      * @throws SandboxException if the container could not be removed: the session then keeps it, still ACTIVE,
      *                          and is retried (never recorded SUSPENDED beside a container that lives on)
      */
-    private boolean stop(SessionEntry e, StopReason reason) {
+    boolean stop(SessionEntry e, StopReason reason) {
         boolean onlyIfIdle = reason == StopReason.IDLE;
         String sandboxId = e.deactivate(onlyIfIdle, clock.millis(), idleMillis);
         if (sandboxId == null) {
@@ -767,7 +335,7 @@ final class LifecycleEngine implements LifecycleActions {
         }
         processes.containerGone(sandboxId, reason.processFate);
         if (e.record.ephemeral() || (reason == StopReason.CLOSED && e.record.attributes().containsKey(SCOPE_OWNER))) {
-            destroyLocked(e, sandboxId, e.record.createdAt(), false);
+            destroyer.destroyLocked(e, sandboxId, e.record.createdAt(), false);
             log.info("Session {}: removed {} container {} ({}); workdir purged", e.sessionId,
                     e.record.ephemeral() ? "single-use" : "manager-scoped", shortId(sandboxId), reason.text);
             return true;
@@ -787,8 +355,8 @@ final class LifecycleEngine implements LifecycleActions {
         Optional<SessionRecord> written = current
                 .filter(r -> r.state() == SessionState.ACTIVE && sandboxId.equals(r.sandboxId())
                         && instanceId.equals(r.owner()))
-                .flatMap(r -> updateQuietly(r.withSandbox(SessionState.SUSPENDED, null, null).withOwner(null, null)
-                        .withLastActivity(Instant.ofEpochMilli(e.lastActivity()))));
+                .flatMap(r -> SessionRecords.updateQuietly(store, r.withSandbox(SessionState.SUSPENDED, null, null)
+                        .withOwner(null, null).withLastActivity(Instant.ofEpochMilli(e.lastActivity()))));
         if (written.isEmpty()) {
             // Another manager took the session over (our lease had lapsed) and manages it now, or the store
             // failed just now (the orphan sweep then records the session SUSPENDED, and a call resumes it).
@@ -810,7 +378,7 @@ final class LifecycleEngine implements LifecycleActions {
      */
     @Override
     public void forgetContainer(SessionEntry e, String sandboxId) {
-        lock(e);
+        locks.lock(e);
         try {
             if (!sandboxId.equals(e.sandboxId())) {
                 return;
@@ -824,106 +392,11 @@ final class LifecycleEngine implements LifecycleActions {
                     .ifPresent(r -> e.record = r);
         } finally {
             sessions.dropIfIdle(e);
-            unlock(e);
+            locks.unlock(e);
         }
     }
 
-    /**
-     * The store says another manager owns the session now (it took over after our lease lapsed, for
-     * example after a long pause). The container is theirs to manage: forget it without removing it.
-     */
-    @Override
-    public void lostOwnership(SessionEntry e) {
-        lock(e);
-        try {
-            if (e.isGone() || !e.isActive()) {
-                return;
-            }
-            Optional<SessionRecord> now = store.find(e.sessionId);
-            if (now.isPresent() && instanceId.equals(now.get().owner())) {
-                return; // raced with our own write: still ours
-            }
-            log.warn("Session {}: ownership passed to {}; forgetting container {}", e.sessionId,
-                    now.map(SessionRecord::owner).orElse("nobody"), shortId(e.sandboxId()));
-            forwards.closeFor(e.sandboxId()); // not ours to serve any more
-            e.deactivate(false, 0, 0);
-            sessions.forget(e);
-        } finally {
-            unlock(e);
-        }
-    }
-
-    // ---------------------------------------------------------------- reconcile, stats, close
-
-    // ---------------------------------------------------------------- snapshots
-
-    /** Snapshots the session's workdir, under its lifecycle lock. */
-    SnapshotId snapshot(String sessionId) {
-        SessionIds.requireValid(sessionId);
-        checkOpen();
-        return underLifecycleLock(sessionId, e -> snapshots.take(local(e)));
-    }
-
-    /** Replaces the session's workdir with a snapshot's; its container, if live, is removed first. */
-    void restore(String sessionId, SnapshotId snapshot) {
-        SessionIds.requireValid(sessionId);
-        Objects.requireNonNull(snapshot, "snapshot");
-        checkOpen();
-        SnapshotDescriptor source = snapshots.find(snapshot);
-        underLifecycleLock(sessionId, e -> {
-            usable(sessionId);
-            if (e.isActive()) {
-                stop(e, StopReason.RESTORED);
-            }
-            SessionRecord rec = local(e);
-            if (rec.state() == SessionState.ACTIVE) {
-                throw new SandboxAcquireException("session " + sessionId + " is held by manager " + rec.owner()
-                        + "; restore it there, or once it is suspended", null, true);
-            }
-            driver.restoreWorkspace(source.location(), rec.workspace(), specs.decode(rec.spec()));
-            log.info("Session {}: workdir restored from snapshot {}", sessionId, snapshot);
-            return null;
-        });
-    }
-
-    /**
-     * Holds both sessions' lifecycle locks for the whole fork, taken in id order (a fork the other way round
-     * cannot deadlock with this one): the target's, so that a concurrent acquire or fork of the same new id
-     * cannot interleave; the source's, so that no destroy or restore of the source runs during the copy.
-     *
-     * @return the new session's incarnation
-     */
-    Instant fork(String sessionId, String newSessionId) {
-        SessionIds.requireValid(sessionId);
-        SessionIds.requireValid(newSessionId);
-        checkOpen();
-        if (sessionId.equals(newSessionId)) {
-            throw new IllegalArgumentException("a session cannot be forked into itself: " + sessionId);
-        }
-        if (!driver.capabilities().contains(DriverCapability.SNAPSHOTS)) {
-            throw new SandboxUnsupportedException("the " + driver.name() + " driver cannot copy workdirs");
-        }
-        boolean sourceFirst = sessionId.compareTo(newSessionId) < 0;
-        return underLifecycleLock(sourceFirst ? sessionId : newSessionId, first ->
-                underLifecycleLock(sourceFirst ? newSessionId : sessionId, second ->
-                        forkLocked(sessionId, sourceFirst ? second : first)));
-    }
-
-    /** Creates the fork's session on a copy of the source's workdir. Both lifecycle locks held. */
-    private Instant forkLocked(String sessionId, SessionEntry target) {
-        String newSessionId = target.sessionId;
-        SessionRecord source = local(sessionId); // an archived source is brought back to this host first
-        Optional<SessionRecord> existing = store.find(newSessionId);
-        if (target.isActive() || (existing.isPresent() && existing.get().state() != SessionState.DESTROYED)) {
-            throw new SandboxAcquireException("cannot fork " + sessionId + " into " + newSessionId
-                    + ": that session exists already");
-        }
-        SandboxSpec spec = specs.decode(source.spec());
-        SpecCodec.Encoded enc = specs.encoded(spec);
-        acquireLocked(target, spec, enc.text(), enc.fingerprint(), source.workspace());
-        log.info("Session {}: forked from {}", newSessionId, sessionId);
-        return target.record.createdAt();
-    }
+    // ---------------------------------------------------------------- workdir here, close
 
     /** The session's record with its workdir on this host (unpacked from the archive tier first). Lock held. */
     private SessionRecord local(SessionEntry e) {
@@ -931,7 +404,7 @@ final class LifecycleEngine implements LifecycleActions {
     }
 
     /** {@link #local(SessionEntry)} by id, for a step that holds the session's lock through another entry. */
-    private SessionRecord local(String sessionId) {
+    SessionRecord local(String sessionId) {
         SessionRecord rec = usable(sessionId);
         if (!Archives.isArchived(rec)) {
             return rec;
@@ -942,131 +415,39 @@ final class LifecycleEngine implements LifecycleActions {
     @Override
     public SessionRecord unarchive(String sessionId) {
         checkOpen();
-        return underLifecycleLock(sessionId, this::local);
-    }
-
-    @Override
-    public int archiveIdle() {
-        checkOpen();
-        if (!archives.enabled()) {
-            return 0;
-        }
-        int archived = 0;
-        for (String sessionId : archives.due()) {
-            if (closed) {
-                break;
-            }
-            try {
-                // Waits for a running lifecycle step (a start, a reap) rather than skipping the session.
-                if (underLifecycleLock(sessionId, e -> !e.isActive() && archives.archive(sessionId))) {
-                    archived++;
-                }
-            } catch (SandboxException failed) {
-                log.warn("Session {}: not archived: {}", sessionId, failed.toString());
-            }
-        }
-        return archived;
+        return locks.underLock(sessionId, this::local);
     }
 
     /** The session's record, if it exists and is neither destroyed nor being destroyed. */
-    private SessionRecord usable(String sessionId) {
+    SessionRecord usable(String sessionId) {
         return store.find(sessionId)
                 .filter(r -> r.state() != SessionState.DESTROYED && r.state() != SessionState.DESTROYING)
                 .orElseThrow(() -> SessionRecords.notFound(sessionId));
     }
 
-    /** Marks the manager closed; returns false if it was already. Calls that follow are refused. */
-    boolean markClosed() {
-        if (closed) {
-            return false;
-        }
-        closed = true;
-        return true;
-    }
-
-    /**
-     * Suspends every session held (each under its lock) and drains the warm pools, in parallel on the scheduler,
-     * waiting up to a minute for each: the manager is closing.
-     */
-    void suspendAll() {
-        List<Future<?>> stops = new ArrayList<>();
-        for (SessionEntry e : sessions.all()) {
-            stops.add(submitOrRun(() -> {
-                lock(e);
-                try {
-                    if (!e.isGone()) {
-                        stop(e, StopReason.CLOSED);
-                    }
-                } finally {
-                    unlock(e);
-                }
-            }));
-        }
-        for (PoolManager pool : pools.values()) {
-            stops.add(submitOrRun(pool::drain));
-        }
-        for (Future<?> f : stops) {
-            try {
-                f.get(60, TimeUnit.SECONDS);
-            } catch (InterruptedException ie) {
-                Thread.currentThread().interrupt();
-                break;
-            } catch (ExecutionException | TimeoutException ex) {
-                log.warn("Could not suspend a session while closing: {}", ex.toString());
+    /** Suspends the session because the manager is closing; runs on the scheduler, one session per task. */
+    void suspendForClose(SessionEntry e) {
+        locks.lock(e);
+        try {
+            if (!e.isGone()) {
+                stop(e, StopReason.CLOSED);
             }
+        } finally {
+            locks.unlock(e);
         }
-    }
-
-    // ---------------------------------------------------------------- helpers
-
-    /**
-     * The clock's instant at millisecond precision: what any store can keep exactly, so that a record read
-     * back equals the one written (handles compare session incarnations by creation instant).
-     */
-    private Instant now() {
-        return ctx.now();
-    }
-
-    private Instant lease(Instant now) {
-        return ctx.lease(now);
     }
 
     @Override
     public boolean isClosed() {
-        return closed;
-    }
-
-    /**
-     * Runs close()'s work on the scheduler, in parallel; on the calling thread if the scheduler no longer takes
-     * tasks (a caller's scheduler shut down before close): close() must finish its work either way.
-     */
-    private Future<?> submitOrRun(Runnable task) {
-        try {
-            return scheduler.submit(task);
-        } catch (java.util.concurrent.RejectedExecutionException shutDown) {
-            java.util.concurrent.FutureTask<Void> inline = new java.util.concurrent.FutureTask<>(task, null);
-            inline.run();
-            return inline;
-        }
+        return closed.isClosed();
     }
 
     @Override
     public void checkOpen() {
-        if (closed) {
-            throw new IllegalStateException("sandbox manager " + instanceId + " is closed");
-        }
+        closed.checkOpen();
     }
 
     static String shortId(String id) {
         return id != null && id.length() > 12 ? id.substring(0, 12) : id;
-    }
-
-    /** A compare-and-set lost to a concurrent writer: start the step over from a fresh read. */
-    private static final class StaleRecord extends RuntimeException {
-        private static final long serialVersionUID = 1L;
-
-        StaleRecord() {
-            super("session record changed concurrently", null, false, false);
-        }
     }
 }

@@ -39,17 +39,29 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The {@link SandboxManager} the builder returns: wires the parts together at start, hands each call to the part
- * that owns it (the {@link LifecycleEngine} for the lifecycle, {@link LiveOperations} for what runs in a live
- * sandbox, {@link Snapshots} and the {@link Reconciler} for theirs) and shuts them down in order at close.
+ * The {@link SandboxManager} the builder returns: wires the parts together at start, each with what it uses, hands
+ * each call to the part that owns it (the {@link LifecycleEngine} for the lifecycle, {@link WorkdirSteps} for
+ * snapshot, restore, fork and archive, {@link LiveOperations} for what runs in a live sandbox, {@link Snapshots} and
+ * the {@link Reconciler} for theirs) and shuts them down in order at close.
  */
 final class ManagerFacade implements SandboxManager {
     private static final Logger log = LoggerFactory.getLogger(ManagerFacade.class);
     private static final AtomicInteger THREADS = new AtomicInteger();
     private static final AtomicInteger IO_THREADS = new AtomicInteger();
 
-    private final EngineContext ctx;
+    private final SandboxDriver driver;
+    private final SessionStore store;
+    private final String instanceId;
+    private final long idleMillis;
+    private final Leases leases;
+    private final ScheduledExecutorService scheduler;
+    private final SessionRegistry sessions;
+    private final Stats stats;
+    private final ClosedFlag closed;
+    private final WarmPools pools;
     private final LifecycleEngine engine;
+    private final WorkdirSteps workdirs;
+    private final Shutdown shutdown;
     private final LiveOperations live;
     private final Snapshots snapshots;
     private final PortForwards forwards;
@@ -65,38 +77,56 @@ final class ManagerFacade implements SandboxManager {
 
     private ManagerFacade(ManagerSettings s, SandboxDriver driver, boolean ownsDriver, Clock clock,
                           String instanceId, Path workspaceRoot) {
+        this.driver = driver;
+        this.instanceId = instanceId;
         this.ownsDriver = ownsDriver;
         this.ownsStore = s.store() == null;
-        SessionStore store = ownsStore ? SessionStore.inMemory() : s.store();
+        this.store = ownsStore ? SessionStore.inMemory() : s.store();
         SandboxConfig config = s.config();
-        long idleMillis = config.getIdleTimeout().toMillis();
+        this.idleMillis = config.getIdleTimeout().toMillis();
         long leaseMillis = config.getLeaseDuration().toMillis();
+        this.leases = new Leases(clock, leaseMillis);
         this.ownsScheduler = s.scheduler() == null;
-        ScheduledExecutorService scheduler = ownsScheduler ? newScheduler() : s.scheduler();
+        this.scheduler = ownsScheduler ? newScheduler() : s.scheduler();
         this.ownsIo = s.ioExecutor() == null;
         this.io = ownsIo ? newIoPool() : s.ioExecutor();
-        SessionRegistry sessions = new SessionRegistry();
+        this.sessions = new SessionRegistry();
+        this.stats = new Stats();
+        this.closed = new ClosedFlag(instanceId);
         this.forwards = new PortForwards(driver, sessions, clock, io);
         Removals removals = new Removals(driver, clock, forwards::closeFor);
         this.storeIdentity = StoreIdentity.open(store, workspaceRoot, driver.name(), Instant.ofEpochMilli(clock.millis()));
-        this.ctx = new EngineContext(driver, store, clock, instanceId,
-                SessionIds.requireValidInstanceId(config.getFleet()), storeIdentity.id(),
-                idleMillis, leaseMillis, scheduler, config.fileLimits(),
-                new SpecCodec(), new ContainerSetup(), new Stats(), new Events(s.listeners()), sessions, removals);
-        this.snapshots = new Snapshots(ctx);
+        ManagerIdentity identity = new ManagerIdentity(instanceId, SessionIds.requireValidInstanceId(config.getFleet()),
+                storeIdentity.id());
+        SpecCodec specs = new SpecCodec();
+        ContainerSetup setup = new ContainerSetup();
+        Events events = new Events(s.listeners());
+        this.snapshots = new Snapshots(driver, clock, identity);
+        this.pools = WarmPools.of(s.warmPools(), specs, (pool, fingerprint) -> new PoolManager(driver, identity, clock,
+                scheduler, setup, removals, stats, snapshots, closed::isClosed, pool, fingerprint));
         ProcessSupport processes = new ProcessSupport(driver, store, sessions, clock);
-        Archives archives = new Archives(ctx, io, s.archiveStore(), config.getArchiveAfter(),
-                Path.of(System.getProperty("java.io.tmpdir"), "sandboxkit-archive-spool"));
-        this.engine = new LifecycleEngine(ctx, snapshots, processes, archives, forwards, s.warmPools());
-        this.live = new LiveOperations(driver, store, sessions, clock, config.fileLimits(), ctx.events(), processes,
+        Archives archives = new Archives(driver, store, clock, leases, instanceId, specs, io, s.archiveStore(),
+                config.getArchiveAfter(), Path.of(System.getProperty("java.io.tmpdir"), "sandboxkit-archive-spool"));
+        ContainerStarter starter = new ContainerStarter(driver, store, clock, leases, identity, setup, snapshots,
+                archives, pools, removals, stats, events);
+        SessionLocks locks = new SessionLocks(sessions, events);
+        this.engine = new LifecycleEngine(driver, store, clock, leases, instanceId, idleMillis, sessions, locks, closed,
+                starter, new SessionDestroyer(driver, store, clock, leases, instanceId, removals, processes, archives,
+                snapshots, stats, events), specs, archives, processes, removals, stats, events);
+        this.workdirs = new WorkdirSteps(driver, store, specs, snapshots, archives, locks, closed, engine);
+        this.shutdown = new Shutdown(scheduler, sessions, pools, engine);
+        this.live = new LiveOperations(driver, store, sessions, clock, config.fileLimits(), events, processes,
                 forwards, engine);
         long reaperMillis = config.getReaperInterval() != null ? config.getReaperInterval().toMillis()
                 : Math.max(10, Math.min(500, idleMillis / 4));
         long reconcileMillis = config.getReconcileInterval().toMillis();
-        this.reconciler = new Reconciler(ctx, engine, engine.pools(), snapshots, storeIdentity,
-                config.getOrphanGrace());
-        this.housekeeper = new Housekeeper(ctx, engine, reconciler, reaperMillis, Math.max(10, leaseMillis / 3),
-                reconcileMillis, archives.enabled() ? archives.passMillis(reconcileMillis) : 0);
+        this.reconciler = new Reconciler(driver, store, clock, leases, identity, sessions, removals, stats, events,
+                engine, pools.all(), snapshots, storeIdentity, config.getOrphanGrace());
+        LeaseRenewal leaseRenewal = new LeaseRenewal(store, clock, leases, instanceId, sessions, locks, forwards,
+                closed);
+        this.housekeeper = new Housekeeper(scheduler, clock, sessions, idleMillis, engine, leaseRenewal, reconciler,
+                workdirs::archiveIdle, reaperMillis, Math.max(10, leaseMillis / 3), reconcileMillis,
+                archives.enabled() ? archives.passMillis(reconcileMillis) : 0);
     }
 
     /**
@@ -123,7 +153,7 @@ final class ManagerFacade implements SandboxManager {
             manager = new ManagerFacade(s, driver, ownsDriver, clock, instanceId, context.workspaceRoot());
             manager.announcePresence();
             manager.housekeeper.start();
-            manager.engine.fillPools();
+            manager.pools.fill();
             log.info("Sandbox manager {} started: driver={}, idleTimeout={}, workspaceRoot={}", instanceId,
                     driver.name(), manager.idleTimeout(), context.workspaceRoot());
             return manager;
@@ -161,15 +191,15 @@ final class ManagerFacade implements SandboxManager {
      * with this owner as live while its lease is renewed, even when it holds no session yet (warm pools).
      */
     private void announcePresence() {
-        Instant now = ctx.now();
-        ctx.store().insert(SessionRecord.builder().sessionId(presenceId()).driver(ctx.driver().name())
+        Instant now = leases.now();
+        store.insert(SessionRecord.builder().sessionId(presenceId()).driver(driver.name())
                 .state(SessionState.SUSPENDED).sandboxId(null).workspace("-").spec("-").specFingerprint("-")
-                .ephemeral(false).createdAt(now).lastActivity(now).sandboxStartedAt(null).owner(ctx.instanceId())
-                .leaseExpiry(ctx.lease(now)).version(1).attributes(Map.of()).build());
+                .ephemeral(false).createdAt(now).lastActivity(now).sandboxStartedAt(null).owner(instanceId)
+                .leaseExpiry(leases.lease(now)).version(1).attributes(Map.of()).build());
     }
 
     private String presenceId() {
-        return LifecycleEngine.PRESENCE_PREFIX + ctx.instanceId();
+        return LifecycleEngine.PRESENCE_PREFIX + instanceId;
     }
 
     // ---------------------------------------------------------------- lifecycle (LifecycleEngine)
@@ -201,22 +231,22 @@ final class ManagerFacade implements SandboxManager {
 
     @Override
     public SnapshotId snapshot(String sessionId) {
-        return engine.snapshot(sessionId);
+        return workdirs.snapshot(sessionId);
     }
 
     @Override
     public void restore(String sessionId, SnapshotId snapshot) {
-        engine.restore(sessionId, snapshot);
+        workdirs.restore(sessionId, snapshot);
     }
 
     @Override
     public Sandbox fork(String sessionId, String newSessionId) {
-        return new ManagedSandbox(engine, live, newSessionId, engine.fork(sessionId, newSessionId));
+        return new ManagedSandbox(engine, live, newSessionId, workdirs.fork(sessionId, newSessionId));
     }
 
     @Override
     public int archiveIdle() {
-        return engine.archiveIdle();
+        return workdirs.archiveIdle();
     }
 
     // ---------------------------------------------------------------- live sandboxes (LiveOperations)
@@ -269,46 +299,45 @@ final class ManagerFacade implements SandboxManager {
     @Override
     public ManagerStats stats() {
         long[] held = snapshots.totals();
-        return ctx.stats().snapshot(ctx.sessions().activeCount(), engine.pooledCount(), held[0], held[1]);
+        return stats.snapshot(sessions.activeCount(), pools.size(), held[0], held[1]);
     }
 
     @Override
     public void ping() {
         engine.checkOpen();
-        ctx.driver().ping();
+        driver.ping();
     }
 
     @Override
     public Duration idleTimeout() {
-        return Duration.ofMillis(ctx.idleMillis());
+        return Duration.ofMillis(idleMillis);
     }
 
     @Override
     public String instanceId() {
-        return ctx.instanceId();
+        return instanceId;
     }
 
     @Override
     public String driverName() {
-        return ctx.driver().name();
+        return driver.name();
     }
 
     // ---------------------------------------------------------------- close
 
     @Override
     public void close() {
-        if (!engine.markClosed()) {
+        if (!closed.markClosed()) {
             return;
         }
         housekeeper.stop();
         forwards.closeAll();
-        engine.suspendAll();
+        shutdown.suspendAll();
         // Their containers are gone by now (or could not be removed): release their connections either way.
         live.closeTerminals();
         if (!Thread.currentThread().isInterrupted()) {
             reconciler.closing();
         }
-        SessionStore store = ctx.store();
         try {
             store.find(presenceId()).ifPresent(r -> store.delete(r.sessionId(), r.version()));
         } catch (RuntimeException storeDown) {
@@ -316,18 +345,18 @@ final class ManagerFacade implements SandboxManager {
         }
         storeIdentity.close();
         if (ownsScheduler) {
-            ctx.scheduler().shutdownNow();
+            scheduler.shutdownNow();
         }
         if (ownsIo) {
             ((ExecutorService) io).shutdownNow();
         }
         if (ownsDriver) {
-            closeQuietly(ctx.driver());
+            closeQuietly(driver);
         }
         if (ownsStore) {
             closeQuietly(store);
         }
-        log.info("Sandbox manager {} closed", ctx.instanceId());
+        log.info("Sandbox manager {} closed", instanceId);
     }
 
     private static void closeQuietly(AutoCloseable c) {

@@ -4,13 +4,16 @@ import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.SandboxAcquireException;
 import dev.sandboxkit.WarmPool;
 import dev.sandboxkit.spi.CreateRequest;
+import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SandboxLabels;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.LinkedBlockingDeque;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -37,7 +40,13 @@ final class PoolManager {
     record Slot(String slotId, String sandboxId, String workspace, long startedAt, Map<String, String> attributes) {
     }
 
-    private final EngineContext ctx;
+    private final SandboxDriver driver;
+    private final ManagerIdentity identity;
+    private final Clock clock;
+    private final ScheduledExecutorService scheduler;
+    private final ContainerSetup setup;
+    private final Removals removals;
+    private final Stats stats;
     private final Snapshots templates;
     private final BooleanSupplier managerClosed;
     private final WarmPool config;
@@ -47,9 +56,16 @@ final class PoolManager {
     private final AtomicLong sequence = new AtomicLong();
     private volatile boolean closed;
 
-    PoolManager(EngineContext ctx, Snapshots templates, BooleanSupplier managerClosed, WarmPool config,
-                String fingerprint) {
-        this.ctx = ctx;
+    PoolManager(SandboxDriver driver, ManagerIdentity identity, Clock clock, ScheduledExecutorService scheduler,
+                ContainerSetup setup, Removals removals, Stats stats, Snapshots templates, BooleanSupplier managerClosed,
+                WarmPool config, String fingerprint) {
+        this.driver = driver;
+        this.identity = identity;
+        this.clock = clock;
+        this.scheduler = scheduler;
+        this.setup = setup;
+        this.removals = removals;
+        this.stats = stats;
         this.templates = templates;
         this.managerClosed = managerClosed;
         this.config = config;
@@ -80,7 +96,7 @@ final class PoolManager {
             replenishAsync();
             return slot;
         }
-        ctx.stats().poolMisses.increment();
+        stats.poolMisses.increment();
         replenishAsync();
         switch (config.whenEmpty()) {
             case FAIL_FAST -> throw new SandboxAcquireException("warm pool for " + config.spec().image()
@@ -111,7 +127,7 @@ final class PoolManager {
             return;
         }
         try {
-            ctx.scheduler().execute(this::fill);
+            scheduler.execute(this::fill);
         } catch (RuntimeException rejected) {
             log.debug("Warm pool refill not scheduled: {}", rejected.toString());
         }
@@ -142,35 +158,35 @@ final class PoolManager {
     }
 
     private Slot startSlot() {
-        String slotId = SLOT_PREFIX + fingerprint + "." + sequence.incrementAndGet() + "." + ctx.instanceId();
-        String workspace = ctx.driver().createWorkspace(slotId, config.spec());
-        Map<String, String> labels = ctx.labels(slotId, config.spec());
+        String slotId = SLOT_PREFIX + fingerprint + "." + sequence.incrementAndGet() + "." + identity.instanceId();
+        String workspace = driver.createWorkspace(slotId, config.spec());
+        Map<String, String> labels = identity.labels(slotId, config.spec());
         labels.put(SandboxLabels.POOL, slotId);
         try {
             templates.seed(workspace, config.spec()); // a slot is handed out seeded, as a cold start would be
-            String sandboxId = ctx.driver().create(new CreateRequest(slotId, config.spec(), workspace, labels));
+            String sandboxId = driver.create(new CreateRequest(slotId, config.spec(), workspace, labels));
             try {
-                Map<String, String> attributes = ctx.setup().prepare(ctx.driver(), slotId, sandboxId, config.spec(),
+                Map<String, String> attributes = setup.prepare(driver, slotId, sandboxId, config.spec(),
                         new java.util.HashMap<>());
                 // One exec while the slot waits warms the exec path (Docker opens the command channel then), so
                 // the first exec after a pool hit costs what any exec costs. Its exit code does not matter.
-                ctx.driver().exec(sandboxId, WARM_UP);
-                return new Slot(slotId, sandboxId, workspace, ctx.clock().millis(), attributes);
+                driver.exec(sandboxId, WARM_UP);
+                return new Slot(slotId, sandboxId, workspace, clock.millis(), attributes);
             } catch (RuntimeException setupFailed) {
-                ctx.removals().removeQuietly(sandboxId);
+                removals.removeQuietly(sandboxId);
                 throw setupFailed;
             }
         } catch (RuntimeException e) {
-            ctx.driver().deleteWorkspace(workspace);
+            driver.deleteWorkspace(workspace);
             throw e;
         }
     }
 
     /** Removes a slot's sandbox and workdir; used for slots that cannot be handed out. */
     void discard(String sandboxId, String workspace) {
-        ctx.removals().removeQuietly(sandboxId);
+        removals.removeQuietly(sandboxId);
         try {
-            ctx.driver().deleteWorkspace(workspace);
+            driver.deleteWorkspace(workspace);
         } catch (RuntimeException e) {
             log.warn("Could not delete pool workdir {}: {}", workspace, e.toString());
         }

@@ -3,12 +3,15 @@ package dev.sandboxkit.internal;
 import dev.sandboxkit.SandboxEvent;
 import dev.sandboxkit.SessionState;
 import dev.sandboxkit.spi.SandboxDescriptor;
+import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SandboxLabels;
 import dev.sandboxkit.spi.SessionRecord;
+import dev.sandboxkit.spi.SessionStore;
 import dev.sandboxkit.spi.WorkspaceDescriptor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
@@ -39,7 +42,17 @@ final class Reconciler {
     /** Records per store query; a pass reads every page, so the page size bounds only each query. */
     static final int PAGE_SIZE = 500;
 
-    private final EngineContext ctx;
+    private final SandboxDriver driver;
+    private final SessionStore store;
+    private final Clock clock;
+    private final Leases leases;
+    private final String instanceId;
+    private final String fleet;
+    private final String storeId;
+    private final SessionRegistry sessions;
+    private final Removals removals;
+    private final Stats stats;
+    private final Events events;
     private final LifecycleActions engine;
     private final Collection<PoolManager> pools;
     private final Snapshots snapshots;
@@ -51,9 +64,20 @@ final class Reconciler {
     /** Scope owners first seen without presence in this store, and when. */
     private final Map<String, Instant> absentSince = new HashMap<>();
 
-    Reconciler(EngineContext ctx, LifecycleActions engine, Collection<PoolManager> pools, Snapshots snapshots,
-               StoreIdentity storeIdentity, Duration grace) {
-        this.ctx = ctx;
+    Reconciler(SandboxDriver driver, SessionStore store, Clock clock, Leases leases, ManagerIdentity identity,
+               SessionRegistry sessions, Removals removals, Stats stats, Events events, LifecycleActions engine,
+               Collection<PoolManager> pools, Snapshots snapshots, StoreIdentity storeIdentity, Duration grace) {
+        this.driver = driver;
+        this.store = store;
+        this.clock = clock;
+        this.leases = leases;
+        this.instanceId = identity.instanceId();
+        this.fleet = identity.fleet();
+        this.storeId = identity.storeId();
+        this.sessions = sessions;
+        this.removals = removals;
+        this.stats = stats;
+        this.events = events;
         this.engine = engine;
         this.pools = List.copyOf(pools);
         this.snapshots = snapshots;
@@ -63,21 +87,21 @@ final class Reconciler {
 
     /** One pass; returns the number of containers removed. */
     synchronized int run() {
-        Instant now = ctx.now();
+        Instant now = leases.now();
         finishDestroys(now, false);
         // Records first, containers second: a record ACTIVE before the listing has its container in it
         // unless that container was really removed (and then the compare-and-set below settles it).
         // Only what the comparison needs is kept per record; the rare record acted on is read again.
         Map<String, ActiveRecord> active = new HashMap<>();
         forEachInState(SessionState.ACTIVE, r -> active.put(r.sessionId(), new ActiveRecord(r.sandboxId(), r.version())));
-        List<SandboxDescriptor> containers = ctx.driver().list(Map.of(SandboxLabels.MANAGED, "true",
-                SandboxLabels.FLEET, ctx.fleet()));
-        Set<String> held = ctx.sessions().containers();
+        List<SandboxDescriptor> containers = driver.list(Map.of(SandboxLabels.MANAGED, "true",
+                SandboxLabels.FLEET, fleet));
+        Set<String> held = sessions.containers();
         Map<String, Boolean> liveOwners = new HashMap<>();
         Map<String, Boolean> goneStores = new HashMap<>();
         int removed = 0;
         for (SandboxDescriptor c : containers) {
-            if (held.contains(c.id()) || ctx.removals().removedRecently(c.id())
+            if (held.contains(c.id()) || removals.removedRecently(c.id())
                     || pools.stream().anyMatch(p -> p.owns(c.id()))) {
                 continue; // ours, or already removed by us since the listing was taken
             }
@@ -85,20 +109,20 @@ final class Reconciler {
             if (reason == null) {
                 continue;
             }
-            ctx.removals().remove(c.id());
+            removals.remove(c.id());
             removed++;
-            ctx.stats().orphansRemoved.increment();
+            stats.orphansRemoved.increment();
             log.info("Removed orphan container {} (session {}, owner {}): {}", LifecycleEngine.shortId(c.id()),
                     c.sessionId(), c.owner(), reason);
-            ctx.events().emit(new SandboxEvent.OrphanRemoved(Objects.requireNonNullElse(c.sessionId(), ""), c.id(),
-                    ctx.clock().instant(), reason));
+            events.emit(new SandboxEvent.OrphanRemoved(Objects.requireNonNullElse(c.sessionId(), ""), c.id(),
+                    clock.instant(), reason));
         }
         Set<String> present = new HashSet<>();
         containers.forEach(c -> present.add(c.id()));
         for (Map.Entry<String, ActiveRecord> a : active.entrySet()) {
             if (a.getValue().sandboxId() == null || !present.contains(a.getValue().sandboxId())) {
                 // Only if it is still the record seen before the listing: a newer one may have a newer container.
-                ctx.store().find(a.getKey()).filter(r -> r.version() == a.getValue().version())
+                store.find(a.getKey()).filter(r -> r.version() == a.getValue().version())
                         .ifPresent(r -> suspendIfContainerGone(r, now, liveOwners));
             }
         }
@@ -106,7 +130,7 @@ final class Reconciler {
         if (now.toEpochMilli() >= nextScopedSweep) {
             // Reads every record: at build, then once per grace, which bounds how late such a session goes.
             nextScopedSweep = now.toEpochMilli() + grace.toMillis();
-            discardScopedSessions(owner -> !ctx.instanceId().equals(owner) && isGone(owner, now, liveOwners));
+            discardScopedSessions(owner -> !instanceId.equals(owner) && isGone(owner, now, liveOwners));
         }
         sweepWorkdirs(now, liveOwners);
         sweepSnapshots(now, liveOwners);
@@ -124,8 +148,8 @@ final class Reconciler {
                 forEachInState(state, r -> {
                     String scopeOwner = r.attributes().get(LifecycleEngine.SCOPE_OWNER);
                     if (scopeOwner != null && ownerGone.test(scopeOwner)
-                            && (r.state() == SessionState.SUSPENDED || ctx.instanceId().equals(r.owner())
-                            || r.owner() == null || r.leaseExpired(ctx.now()))) {
+                            && (r.state() == SessionState.SUSPENDED || instanceId.equals(r.owner())
+                            || r.owner() == null || r.leaseExpired(leases.now()))) {
                         doomed.add(r.sessionId());
                     }
                 });
@@ -161,7 +185,7 @@ final class Reconciler {
     /** Deletes the lock files of gone in-memory stores once none of their containers is left. */
     private void forgetGoneStores(Map<String, Boolean> goneStores) {
         goneStores.forEach((store, gone) -> {
-            if (gone && ctx.driver().list(Map.of(SandboxLabels.MANAGED, "true", SandboxLabels.STORE, store)).isEmpty()) {
+            if (gone && driver.list(Map.of(SandboxLabels.MANAGED, "true", SandboxLabels.STORE, store)).isEmpty()) {
                 storeIdentity.forget(store);
             }
         });
@@ -176,7 +200,7 @@ final class Reconciler {
     private void sweepWorkdirs(Instant now, Map<String, Boolean> liveOwners) {
         List<WorkspaceDescriptor> all;
         try {
-            all = ctx.driver().listWorkspaces(Map.of(SandboxLabels.MANAGED, "true"));
+            all = driver.listWorkspaces(Map.of(SandboxLabels.MANAGED, "true"));
         } catch (RuntimeException e) {
             log.warn("Could not list workdirs for the orphan sweep: {}", e.toString());
             return;
@@ -188,15 +212,15 @@ final class Reconciler {
             if (sessionId == null || owner == null || w.createdAt().plus(grace).isAfter(now)) {
                 continue;
             }
-            if (ctx.instanceId().equals(owner)) {
-                SessionEntry e = ctx.sessions().get(sessionId);
+            if (instanceId.equals(owner)) {
+                SessionEntry e = sessions.get(sessionId);
                 if (e != null || sessionId.startsWith(PoolManager.SLOT_PREFIX)) {
                     continue; // held here, or a slot of this manager's pool (waiting, or adopted under another id)
                 }
             } else if (!Boolean.FALSE.equals(liveness(owner, now, liveOwners))) {
                 continue; // a live manager's, or an owner unknown to this store
             }
-            if (ctx.store().find(sessionId).filter(r -> r.state() != SessionState.DESTROYED).isPresent()) {
+            if (store.find(sessionId).filter(r -> r.state() != SessionState.DESTROYED).isPresent()) {
                 continue;
             }
             if (referenced == null) {
@@ -206,7 +230,7 @@ final class Reconciler {
                 continue; // an adopted pool slot's workdir, now another session's
             }
             try {
-                ctx.driver().deleteWorkspace(w.location());
+                driver.deleteWorkspace(w.location());
                 log.info("Removed orphan workdir {} (session {}, owner {}): no session record refers to it",
                         w.location(), sessionId, owner);
             } catch (RuntimeException e) {
@@ -239,15 +263,15 @@ final class Reconciler {
             snapshots.sweepOrphans(d -> {
                 String sessionId = d.labels().get(SandboxLabels.SESSION);
                 String owner = d.labels().get(SandboxLabels.OWNER);
-                String store = d.labels().get(SandboxLabels.STORE);
-                if (sessionId == null || owner == null || ctx.sessions().get(sessionId) != null
-                        || (store != null && !store.equals(ctx.storeId()))) {
+                String storeLabel = d.labels().get(SandboxLabels.STORE);
+                if (sessionId == null || owner == null || sessions.get(sessionId) != null
+                        || (storeLabel != null && !storeLabel.equals(storeId))) {
                     return false;
                 }
-                if (!ctx.instanceId().equals(owner) && !Boolean.FALSE.equals(liveness(owner, now, liveOwners))) {
+                if (!instanceId.equals(owner) && !Boolean.FALSE.equals(liveness(owner, now, liveOwners))) {
                     return false;
                 }
-                return ctx.store().find(sessionId).filter(r -> r.state() != SessionState.DESTROYED).isEmpty();
+                return store.find(sessionId).filter(r -> r.state() != SessionState.DESTROYED).isEmpty();
             }, now.minus(grace));
         } catch (RuntimeException e) {
             log.warn("Could not sweep orphan snapshots: {}", e.toString());
@@ -262,7 +286,7 @@ final class Reconciler {
     private void forEachInState(SessionState state, java.util.function.Consumer<SessionRecord> action) {
         String after = null;
         while (true) {
-            List<SessionRecord> page = ctx.store().findByState(state, after, PAGE_SIZE);
+            List<SessionRecord> page = store.findByState(state, after, PAGE_SIZE);
             page.forEach(action);
             if (page.size() < PAGE_SIZE) {
                 return;
@@ -280,7 +304,7 @@ final class Reconciler {
         List<SessionRecord> destroying = new java.util.ArrayList<>();
         forEachInState(SessionState.DESTROYING, destroying::add);
         for (SessionRecord rec : destroying) {
-            boolean ours = ctx.instanceId().equals(rec.owner());
+            boolean ours = instanceId.equals(rec.owner());
             if ((onlyOurs && !ours) || (!ours && rec.owner() != null && !rec.leaseExpired(now)
                     && isLive(rec.owner(), now, liveOwners))) {
                 continue;
@@ -302,26 +326,26 @@ final class Reconciler {
      */
     synchronized void closing() {
         try {
-            finishDestroys(ctx.now(), true);
+            finishDestroys(leases.now(), true);
         } catch (RuntimeException storeDown) {
             log.warn("Could not finish pending destroys while closing: {}", storeDown.toString());
         }
-        discardScopedSessions(ctx.instanceId()::equals); // the reaped ones: the held ones went as they stopped
+        discardScopedSessions(instanceId::equals); // the reaped ones: the held ones went as they stopped
         List<SandboxDescriptor> left;
         try {
-            left = ctx.driver().list(Map.of(SandboxLabels.MANAGED, "true", SandboxLabels.OWNER, ctx.instanceId()));
+            left = driver.list(Map.of(SandboxLabels.MANAGED, "true", SandboxLabels.OWNER, instanceId));
         } catch (RuntimeException engineDown) {
             log.warn("Could not look for containers left behind while closing ({}); the next manager of fleet {} "
-                    + "sharing this store removes them", engineDown.toString(), ctx.fleet());
+                    + "sharing this store removes them", engineDown.toString(), fleet);
             return;
         }
         for (SandboxDescriptor c : left) {
-            String store = c.labels().get(SandboxLabels.STORE);
-            if (store != null && !store.equals(ctx.storeId())) {
+            String storeLabel = c.labels().get(SandboxLabels.STORE);
+            if (storeLabel != null && !storeLabel.equals(storeId)) {
                 continue; // another application that chose the same instance id
             }
             try {
-                ctx.removals().remove(c.id());
+                removals.remove(c.id());
                 log.info("Removed container {} of session {} left behind by an earlier failed removal",
                         LifecycleEngine.shortId(c.id()), c.sessionId());
             } catch (RuntimeException stillThere) {
@@ -335,21 +359,21 @@ final class Reconciler {
                                 Map<String, Boolean> goneStores) {
         String owner = c.owner();
         String sessionId = c.sessionId();
-        String store = c.labels().get(SandboxLabels.STORE);
-        if (store != null && !store.equals(ctx.storeId())) {
+        String storeLabel = c.labels().get(SandboxLabels.STORE);
+        if (storeLabel != null && !storeLabel.equals(storeId)) {
             // Another store's records account for it; this store's say nothing (an owner unknown here may be
             // another application's live manager). Only an in-memory store proven gone with its process settles it.
-            if (goneStores.computeIfAbsent(store, storeIdentity::provablyGone)) {
+            if (goneStores.computeIfAbsent(storeLabel, storeIdentity::provablyGone)) {
                 return c.labels().containsKey(SandboxLabels.POOL) || sessionId == null
-                        ? "unused warm-pool container; its in-memory store " + store + " is gone with its process"
-                        : "its in-memory store " + store + " is gone with its process, and every session in it";
+                        ? "unused warm-pool container; its in-memory store " + storeLabel + " is gone with its process"
+                        : "its in-memory store " + storeLabel + " is gone with its process, and every session in it";
             }
             return null;
         }
-        if (ctx.instanceId().equals(owner)) {
+        if (instanceId.equals(owner)) {
             // Looked at now, not from the snapshot taken after the listing: a start that finished since then
             // holds the container, and one still running holds the session's lock.
-            SessionEntry e = sessionId == null ? null : ctx.sessions().get(sessionId);
+            SessionEntry e = sessionId == null ? null : sessions.get(sessionId);
             if ((e != null && (e.lifecycle.isLocked() || c.id().equals(e.sandboxId())))
                     || (c.labels().containsKey(SandboxLabels.POOL) && pools.stream().anyMatch(PoolManager::isStarting))) {
                 return null; // being started right now
@@ -360,7 +384,7 @@ final class Reconciler {
         if (Boolean.TRUE.equals(live)) {
             return null; // never touch a live manager's containers
         }
-        if (live == null && (store == null || c.createdAt().plus(grace).isAfter(now))) {
+        if (live == null && (storeLabel == null || c.createdAt().plus(grace).isAfter(now))) {
             // An owner that left no presence in this store: with the store label it wrote here and closed (its
             // presence goes last), which the grace confirms; without one (an older version) nothing is proven.
             return null;
@@ -371,7 +395,7 @@ final class Reconciler {
         if (c.labels().containsKey(SandboxLabels.POOL) || sessionId == null) {
             return "unused warm-pool container; " + dead;
         }
-        Optional<SessionRecord> found = ctx.store().find(sessionId);
+        Optional<SessionRecord> found = store.find(sessionId);
         if (found.isEmpty()) {
             return "unknown session; " + dead;
         }
@@ -382,11 +406,11 @@ final class Reconciler {
         if (!c.id().equals(rec.sandboxId())) {
             return "not the session's current container; " + dead;
         }
-        if (ctx.instanceId().equals(rec.owner()) || (rec.owner() != null && isLive(rec.owner(), now, liveOwners))) {
+        if (instanceId.equals(rec.owner()) || (rec.owner() != null && isLive(rec.owner(), now, liveOwners))) {
             return null; // the session has moved to a live manager, which manages this container
         }
         // Claim the session back to SUSPENDED first, so that exactly one sweeper removes the container.
-        Optional<SessionRecord> claimed = ctx.store().update(rec.withSandbox(SessionState.SUSPENDED, null, null)
+        Optional<SessionRecord> claimed = store.update(rec.withSandbox(SessionState.SUSPENDED, null, null)
                 .withOwner(null, null));
         return claimed.isPresent() ? "session was ACTIVE under a gone owner; recorded SUSPENDED" : null;
     }
@@ -395,8 +419,8 @@ final class Reconciler {
         if (rec.sessionId().startsWith(LifecycleEngine.PRESENCE_PREFIX)) {
             return;
         }
-        if (ctx.instanceId().equals(rec.owner())) {
-            SessionEntry e = ctx.sessions().get(rec.sessionId());
+        if (instanceId.equals(rec.owner())) {
+            SessionEntry e = sessions.get(rec.sessionId());
             if (e != null && e.lifecycle.isLocked()) {
                 return;
             }
@@ -409,8 +433,8 @@ final class Reconciler {
         } else if (rec.owner() != null && isLive(rec.owner(), now, liveOwners)) {
             return; // its owner will notice on the next exec
         }
-        ctx.store().update(rec.withSandbox(SessionState.SUSPENDED, null, null)
-                        .withOwner(ctx.instanceId().equals(rec.owner()) ? rec.owner() : null, null))
+        store.update(rec.withSandbox(SessionState.SUSPENDED, null, null)
+                        .withOwner(instanceId.equals(rec.owner()) ? rec.owner() : null, null))
                 .ifPresent(r -> log.info("Session {}: ACTIVE but its container {} is gone; recorded SUSPENDED",
                         r.sessionId(), LifecycleEngine.shortId(rec.sandboxId())));
     }
@@ -422,11 +446,11 @@ final class Reconciler {
 
     /** {@code true} live, {@code false} gone (its presence lease expired), {@code null} unknown to this store. */
     private Boolean liveness(String owner, Instant now, Map<String, Boolean> cache) {
-        if (owner.equals(ctx.instanceId())) {
+        if (owner.equals(instanceId)) {
             return Boolean.TRUE;
         }
         if (!cache.containsKey(owner)) {
-            cache.put(owner, ctx.store().find(LifecycleEngine.PRESENCE_PREFIX + owner)
+            cache.put(owner, store.find(LifecycleEngine.PRESENCE_PREFIX + owner)
                     .map(r -> !r.leaseExpired(now)).orElse(null));
         }
         return cache.get(owner);

@@ -1,16 +1,21 @@
 package dev.sandboxkit.internal;
 
 import dev.sandboxkit.SandboxConfigurationException;
+import dev.sandboxkit.SandboxException;
 import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.SessionState;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SessionRecord;
+import dev.sandboxkit.spi.SessionStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.time.Instant;
 import java.util.Optional;
 
 /** Checks on a session's stored record that the engine and the parts beside it make the same way. */
 final class SessionRecords {
+    private static final Logger log = LoggerFactory.getLogger(SessionRecords.class);
 
     private SessionRecords() {
     }
@@ -26,6 +31,16 @@ final class SessionRecords {
      */
     static boolean goneFor(SessionRecord rec, Instant incarnation) {
         return isDestroyed(rec) || (incarnation != null && !incarnation.equals(rec.createdAt()));
+    }
+
+    /** A compare-and-set whose failure (conflict or store down) is only logged; the janitor repairs the record. */
+    static Optional<SessionRecord> updateQuietly(SessionStore store, SessionRecord rec) {
+        try {
+            return store.update(rec);
+        } catch (SandboxException storeDown) {
+            log.warn("Session {}: could not record state {}: {}", rec.sessionId(), rec.state(), storeDown.toString());
+            return Optional.empty();
+        }
     }
 
     static SandboxNotFoundException notFound(String sessionId) {

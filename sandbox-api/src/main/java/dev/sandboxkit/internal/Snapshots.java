@@ -15,6 +15,7 @@ import dev.sandboxkit.spi.SnapshotDescriptor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.time.Clock;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -29,12 +30,16 @@ import java.util.Map;
 final class Snapshots {
     private static final Logger log = LoggerFactory.getLogger(Snapshots.class);
 
-    private final EngineContext ctx;
+    private final SandboxDriver driver;
+    private final Clock clock;
+    private final ManagerIdentity identity;
     /** {count, bytes, read at (clock millis)}: stats() runs on every gauge scrape, a listing reads every snapshot. */
     private volatile long[] totals;
 
-    Snapshots(EngineContext ctx) {
-        this.ctx = ctx;
+    Snapshots(SandboxDriver driver, Clock clock, ManagerIdentity identity) {
+        this.driver = driver;
+        this.clock = clock;
+        this.identity = identity;
     }
 
     /** Copies the session's workdir into a new, unkept snapshot. Lifecycle lock held. */
@@ -43,11 +48,11 @@ final class Snapshots {
         SnapshotId id = SnapshotId.random();
         Map<String, String> labels = fleet();
         labels.put(SandboxLabels.SESSION, rec.sessionId());
-        labels.put(SandboxLabels.OWNER, ctx.instanceId());
-        labels.put(SandboxLabels.STORE, ctx.storeId());
+        labels.put(SandboxLabels.OWNER, identity.instanceId());
+        labels.put(SandboxLabels.STORE, identity.storeId());
         labels.put(SandboxLabels.SNAPSHOT, id.value());
         labels.put(SandboxLabels.KEPT, "false");
-        ctx.driver().snapshotWorkspace(rec.workspace(), labels);
+        driver.snapshotWorkspace(rec.workspace(), labels);
         totals = null;
         return id;
     }
@@ -61,7 +66,6 @@ final class Snapshots {
         if (template == null) {
             return;
         }
-        SandboxDriver driver = ctx.driver();
         if (template.directory() != null) {
             if (!driver.capabilities().contains(DriverCapability.DIRECTORY_TEMPLATES)) {
                 throw new SandboxConfigurationException("the " + driver.name()
@@ -87,7 +91,7 @@ final class Snapshots {
     SnapshotDescriptor find(SnapshotId id) {
         Map<String, String> selector = fleet();
         selector.put(SandboxLabels.SNAPSHOT, id.value());
-        return ctx.driver().listSnapshots(selector).stream().findFirst()
+        return driver.listSnapshots(selector).stream().findFirst()
                 .orElseThrow(() -> new SandboxNotFoundException("snapshot " + id + " does not exist"));
     }
 
@@ -95,7 +99,7 @@ final class Snapshots {
     List<SnapshotInfo> of(String sessionId) {
         Map<String, String> selector = fleet();
         selector.put(SandboxLabels.SESSION, sessionId);
-        return ctx.driver().listSnapshots(selector).stream().map(Snapshots::info)
+        return driver.listSnapshots(selector).stream().map(Snapshots::info)
                 .sorted(Comparator.comparing(SnapshotInfo::createdAt)).toList();
     }
 
@@ -103,13 +107,13 @@ final class Snapshots {
         SnapshotDescriptor d = find(id);
         Map<String, String> labels = new HashMap<>(d.labels());
         labels.put(SandboxLabels.KEPT, Boolean.toString(keep));
-        ctx.driver().labelSnapshot(d.location(), labels);
+        driver.labelSnapshot(d.location(), labels);
         totals = null;
     }
 
     void delete(SnapshotId id) {
         try {
-            ctx.driver().deleteSnapshot(find(id).location());
+            driver.deleteSnapshot(find(id).location());
         } catch (SandboxNotFoundException gone) {
             // idempotent
         }
@@ -125,8 +129,8 @@ final class Snapshots {
         selector.put(SandboxLabels.SESSION, sessionId);
         selector.put(SandboxLabels.KEPT, "false");
         try {
-            for (SnapshotDescriptor d : ctx.driver().listSnapshots(selector)) {
-                ctx.driver().deleteSnapshot(d.location());
+            for (SnapshotDescriptor d : driver.listSnapshots(selector)) {
+                driver.deleteSnapshot(d.location());
                 log.info("Session {}: snapshot {} deleted with it", sessionId, d.labels().get(SandboxLabels.SNAPSHOT));
                 totals = null;
             }
@@ -145,12 +149,12 @@ final class Snapshots {
         }
         Map<String, String> selector = fleet();
         selector.put(SandboxLabels.KEPT, "false");
-        for (SnapshotDescriptor d : ctx.driver().listSnapshots(selector)) {
+        for (SnapshotDescriptor d : driver.listSnapshots(selector)) {
             if (!d.createdAt().isBefore(takenBefore) || !orphan.test(d)) {
                 continue;
             }
             try {
-                ctx.driver().deleteSnapshot(d.location());
+                driver.deleteSnapshot(d.location());
                 totals = null;
                 log.info("Removed orphan snapshot {} of session {}: the session is gone",
                         d.labels().get(SandboxLabels.SNAPSHOT), d.labels().get(SandboxLabels.SESSION));
@@ -168,10 +172,10 @@ final class Snapshots {
         if (!supported()) {
             return new long[] {0, 0};
         }
-        long now = ctx.clock().millis();
+        long now = clock.millis();
         long[] t = totals;
         if (t == null || now - t[2] >= 1_000 || now < t[2]) {
-            List<SnapshotDescriptor> all = ctx.driver().listSnapshots(fleet());
+            List<SnapshotDescriptor> all = driver.listSnapshots(fleet());
             t = new long[] {all.size(), all.stream().mapToLong(SnapshotDescriptor::sizeBytes).sum(), now};
             totals = t;
         }
@@ -179,19 +183,19 @@ final class Snapshots {
     }
 
     private boolean supported() {
-        return ctx.driver().capabilities().contains(DriverCapability.SNAPSHOTS);
+        return driver.capabilities().contains(DriverCapability.SNAPSHOTS);
     }
 
     private void requireSupported() {
         if (!supported()) {
-            throw new SandboxUnsupportedException("the " + ctx.driver().name() + " driver has no workdir snapshots");
+            throw new SandboxUnsupportedException("the " + driver.name() + " driver has no workdir snapshots");
         }
     }
 
     private Map<String, String> fleet() {
         Map<String, String> labels = new HashMap<>();
         labels.put(SandboxLabels.MANAGED, "true");
-        labels.put(SandboxLabels.FLEET, ctx.fleet());
+        labels.put(SandboxLabels.FLEET, identity.fleet());
         return labels;
     }
 
