@@ -16,7 +16,10 @@ import java.util.Locale;
 public final class EngineErrors {
     /** A 409 on exec create or start: the container is stopped (Docker: "Container x is not running"). */
     static final List<String> NOT_RUNNING = List.of("not running");
-    /** An exec refused because its container is stopping or gone (runc 1.x, containerd 1.x, dockerd 20-28, Podman 4). */
+    /**
+     * An exec refused because its container is stopping or gone (runc 1.x,
+     * containerd 1.x, dockerd 20-28, Podman 4).
+     */
     static final List<String> REMOVAL = List.of("is not running", "removal in progress",
             "no such container", "stopped state", "deleted state", "stopped container", "setns process",
             "init-p", "container not found", "is paused", "cannot exec in a", "namespace path",
@@ -33,7 +36,7 @@ public final class EngineErrors {
     static final List<String> ABOUT_THE_BINARY = List.of("failed to load ", "error finding executable");
     /** ... and among those, the ones where it does not exist (ENOENT, or ENOTDIR on its path): exit code 127. */
     static final List<String> MISSING = List.of("no such file or directory", "not a directory");
-    /** A 404 on container create about the image (Docker "No such image", Podman "no such image" / "image not known"). */
+    /** A 404 on container create about the image (Docker "No such image", Podman "... image not known"). */
     static final List<String> NO_SUCH_IMAGE = List.of("no such image", "image not known");
     /** A create refused over its runtime (Docker 400 "unknown or invalid runtime name"). */
     static final List<String> RUNTIME = List.of("runtime");
