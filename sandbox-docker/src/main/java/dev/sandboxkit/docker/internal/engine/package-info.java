@@ -37,9 +37,11 @@
  *       about 3.1 MB of jars (api, core, zerodep transport), and TLS through it already needs this package's
  *       {@code SSLContext}.</li>
  * </ul>
- * So every control call belongs on this client. Moved so far: info, container inspect, volume listing, pause and
- * unpause. Still on docker-java until the driver's split lands: container create/start/remove/list, ping, logs,
- * image inspect and pull, and the volume helpers' create/copy/wait.
+ * So every control call belongs on this client. On it today: info (Podman), container inspect, the volume
+ * listing with creation times, pause and unpause, and the exec path's inspects. Still on docker-java, to move once
+ * the driver's split into compute and workspace classes has landed: the sandbox container's create, start, remove
+ * and list, ping, logs, image inspect and pull, every other volume call, and the volume helpers' create, start,
+ * wait, logs and archive copies.
  *
  * <p>Not API: public types here are public only so that the driver and {@code internal.channel} can use them,
  * and may change in any release. A module descriptor will not export this package.
