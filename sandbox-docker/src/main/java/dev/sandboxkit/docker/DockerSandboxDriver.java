@@ -31,6 +31,7 @@ import dev.sandboxkit.SandboxUnavailableException;
 import dev.sandboxkit.docker.internal.channel.ExecChannels;
 import dev.sandboxkit.docker.internal.engine.DockerHost;
 import dev.sandboxkit.docker.internal.engine.EngineClient;
+import dev.sandboxkit.docker.internal.engine.EngineErrors;
 import dev.sandboxkit.docker.internal.engine.EngineDiscovery;
 import dev.sandboxkit.docker.internal.engine.EngineExec;
 import dev.sandboxkit.docker.internal.engine.EngineTunnel;
@@ -303,7 +304,7 @@ final class DockerSandboxDriver implements SandboxDriver {
                 }
                 throw missingImage(spec, e);
             } catch (DockerException e) {
-                if (spec.runtime() != null && message(e).toLowerCase(Locale.ROOT).contains("runtime")) {
+                if (spec.runtime() != null && EngineErrors.aboutRuntime(message(e))) {
                     throw unknownRuntime(spec.runtime(), e);
                 }
                 throw new SandboxAcquireException("the engine refused the container for image " + spec.image() + ": "
@@ -379,7 +380,7 @@ final class DockerSandboxDriver implements SandboxDriver {
                     run(() -> docker.removeContainerCmd(sandboxId).withForce(true).withRemoveVolumes(true).exec());
                     break;
                 } catch (ConflictException e) {
-                    if (!message(e).contains("already in progress")) {
+                    if (!EngineErrors.removalInProgress(e.getHttpStatus(), message(e))) {
                         throw e;
                     }
                     if (System.nanoTime() > deadline) {
@@ -501,8 +502,7 @@ final class DockerSandboxDriver implements SandboxDriver {
 
     /** Podman runs init ({@code HostConfig.Init}) with catatonit, which is a package of its own. */
     private static String initHint(String message) {
-        String m = message.toLowerCase(Locale.ROOT);
-        return m.contains("container-init binary") || m.contains("catatonit")
+        return EngineErrors.initMissing(message)
                 ? " (Podman runs the sandbox's init with catatonit: install it, e.g. apt-get install catatonit, or set "
                 + "init(false) in the spec)" : "";
     }
@@ -806,7 +806,7 @@ final class DockerSandboxDriver implements SandboxDriver {
     }
 
     private static boolean isMissingImage(NotFoundException e) {
-        return message(e).toLowerCase(Locale.ROOT).contains("no such image");
+        return EngineErrors.noSuchImage(e.getHttpStatus(), message(e));
     }
 
     /** Fails before anything is created for ids Linux accepts but the engine would refuse at start. */

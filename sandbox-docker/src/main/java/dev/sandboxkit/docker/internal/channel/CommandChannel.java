@@ -9,6 +9,7 @@ import dev.sandboxkit.ExecResult.Termination;
 import dev.sandboxkit.SandboxExecException;
 import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.docker.internal.engine.EngineClient;
+import dev.sandboxkit.docker.internal.engine.EngineErrors;
 import dev.sandboxkit.docker.internal.engine.EngineConnection;
 import dev.sandboxkit.docker.internal.engine.EngineExec;
 import dev.sandboxkit.docker.internal.engine.ExecGate;
@@ -191,7 +192,7 @@ final class CommandChannel {
     private static CommandChannel open(EngineClient client, String containerId, boolean setsid, String id,
             long deadline, ObjectNode body) throws Unavailable, IOException {
         EngineClient.Response created = client.call("POST", "/containers/" + segment(containerId) + "/exec", body);
-        if (created.status() == 404 || (created.status() == 409 && created.message().contains("not running"))) {
+        if (created.status() == 404 || EngineErrors.notRunning(created.status(), created.message())) {
             throw new SandboxNotFoundException("container " + EngineExec.shortId(containerId) + " does not exist or is "
                     + "not running");
         }
@@ -202,7 +203,7 @@ final class CommandChannel {
         EngineClient.Started started = client.startExec(execId, deadline);
         if (started.error() != null) {
             EngineClient.Response error = started.error();
-            if (error.status() == 404 || (error.status() == 409 && error.message().contains("not running"))) {
+            if (error.status() == 404 || EngineErrors.notRunning(error.status(), error.message())) {
                 throw new SandboxNotFoundException("container " + EngineExec.shortId(containerId) + " is gone");
             }
             throw new Unavailable("the engine could not start /bin/sh (" + error.status() + "): " + error.message());

@@ -6,6 +6,7 @@ import dev.sandboxkit.ExecResult;
 import dev.sandboxkit.SandboxExecException;
 import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.docker.internal.engine.EngineClient;
+import dev.sandboxkit.docker.internal.engine.EngineErrors;
 import dev.sandboxkit.docker.internal.engine.EngineExec;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -194,7 +195,7 @@ public final class ExecChannels implements AutoCloseable {
             } catch (CommandChannel.Unavailable e) {
                 pool.openFailed();
                 // A channel that could not start in a container being removed says nothing about the image.
-                if (client.containerGone(pool.containerId, !EngineExec.isCommandFailure(e.getMessage()),
+                if (client.containerGone(pool.containerId, !EngineErrors.commandFailure(e.getMessage()),
                         pool::removed)) {
                     throw removed(pool);
                 }

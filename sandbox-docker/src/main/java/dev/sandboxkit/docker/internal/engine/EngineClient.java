@@ -32,12 +32,6 @@ public final class EngineClient implements Closeable {
     // after a failure, so patience costs nothing on the fast path.
     private static final long[] GONE_PAUSES_MILLIS = {0, 20, 50, 100, 200, 400, 700, 1000};
     private static final Set<String> GONE_STATES = Set.of("removing", "exited", "dead");
-    /** Lower-case fragments of the texts seen when an exec races its container's removal. */
-    private static final List<String> REMOVAL_SMELLS = List.of("is not running", "removal in progress",
-            "no such container", "stopped state", "deleted state", "stopped container", "setns process",
-            "init-p", "container not found", "is paused", "cannot exec in a", "namespace path",
-            "container state improper", "no such exec session");
-
     private final DockerHost host;
     private final ExecGate gate = new ExecGate();
     private final Deque<EngineConnection> idle = new ConcurrentLinkedDeque<>();
@@ -269,20 +263,6 @@ public final class EngineClient implements Closeable {
             }
         }
         return removedHere.getAsBoolean();
-    }
-
-    /**
-     * Whether an engine or runtime message reads like an exec refused because its container is stopping
-     * or gone rather than because of the command (runc 1.x, containerd 1.x, dockerd 20-28 and Podman 4 wordings).
-     */
-    static boolean smellsOfRemoval(String message) {
-        String m = message.toLowerCase(Locale.ROOT);
-        for (String s : REMOVAL_SMELLS) {
-            if (m.contains(s)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /** Reads the answer once its head arrived; owns the connection from then on (release, close or hand out). */

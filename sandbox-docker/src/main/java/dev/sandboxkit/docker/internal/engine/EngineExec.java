@@ -366,7 +366,7 @@ public final class EngineExec {
                 throw new SandboxNotFoundException("container " + shortId(run.containerId) + " does not exist");
             default:
                 String message = r.message();
-                if (r.status() == 409 && message.contains("not running") || gone(run, message)) {
+                if (EngineErrors.notRunning(r.status(), message) || gone(run, message)) {
                     throw new SandboxNotFoundException("container " + shortId(run.containerId)
                             + " is gone or not running: " + message);
                 }
@@ -383,27 +383,8 @@ public final class EngineExec {
      * command did not run because there is no sandbox any more). Patient when the text reads like a removal.
      */
     boolean gone(Run run, String message) {
-        return client.containerGone(run.containerId, message == null || !isCommandFailure(message),
+        return client.containerGone(run.containerId, message == null || !EngineErrors.commandFailure(message),
                 () -> run.containerRemoved);
-    }
-
-    /**
-     * Whether a runtime start failure is about the command itself (missing or non-executable program,
-     * working directory, an argument list too long for the kernel or for containerd's 4 MiB messages)
-     * rather than about the container.
-     *
-     * @param message the engine's or runtime's message
-     * @return whether the command, not the container, is at fault
-     */
-    public static boolean isCommandFailure(String message) {
-        if (EngineClient.smellsOfRemoval(message)) {
-            return false;
-        }
-        String m = message.toLowerCase(java.util.Locale.ROOT);
-        return m.contains("exec: \"") || m.contains("executable file not found") || m.contains("chdir to cwd")
-                || m.contains("failed to load ") || m.contains("error finding executable")
-                || m.contains("failed to find initial working directory")
-                || m.contains("argument list too long") || m.contains("exceed maximum message size");
     }
 
     /** Reads the stream to its end, writing stdin meanwhile, then collects the exit code. */
@@ -485,10 +466,10 @@ public final class EngineExec {
         if (neverStarted && (exit.code() == 126 || run.podman)) {
             // The runtime could not start the process: the command's fault, or a container going away.
             String message = run.out.heldStartFailure();
-            if (message != null && run.entered && isCommandFailure(message) && message.contains("\"/bin/sh\"")) {
+            if (message != null && run.entered && EngineErrors.commandFailure(message) && message.contains("\"/bin/sh\"")) {
                 throw new NoShell();
             }
-            if ((message == null || !isCommandFailure(message)) && gone(run, message)) {
+            if ((message == null || !EngineErrors.commandFailure(message)) && gone(run, message)) {
                 throw new SandboxNotFoundException("container " + shortId(run.containerId) + " is gone"
                         + (message == null ? "" : ": " + message.strip()));
             }
@@ -547,7 +528,7 @@ public final class EngineExec {
         while (true) {
             EngineClient.Response r = client.call("GET", "/exec/" + segment(run.execId) + "/json", null);
             // Podman answers 500 "... does not exist in database: no such container" once the container is gone.
-            if (r.status() == 404 || (r.status() != 200 && EngineClient.smellsOfRemoval(r.message()))) {
+            if (r.status() == 404 || (r.status() != 200 && EngineErrors.removal(r.message()))) {
                 return Exit.GONE;
             }
             if (r.status() != 200) {
@@ -580,15 +561,15 @@ public final class EngineExec {
     /** The engine answered exec start with an error instead of a stream. */
     private ExecResult startRefused(Run run, EngineClient.Response error) {
         String message = error.message();
-        if (error.status() == 404 || (error.status() == 409 && message.contains("not running"))) {
+        if (error.status() == 404 || EngineErrors.notRunning(error.status(), message)) {
             throw new SandboxNotFoundException("container " + shortId(run.containerId) + " is gone: " + message);
         }
-        if (isCommandFailure(message)) {
+        if (EngineErrors.commandFailure(message)) {
             if (run.entered && message.contains("\"/bin/sh\"")) {
                 throw new NoShell();
             }
             run.out.startFailure(message);
-            return run.result(ExecOutput.startFailureExitCode(message), Termination.EXITED);
+            return run.result(EngineErrors.startFailureExitCode(message), Termination.EXITED);
         }
         if (gone(run, message)) {
             throw new SandboxNotFoundException("container " + shortId(run.containerId) + " is gone: " + message);

@@ -132,16 +132,16 @@ final class EngineTerminal implements TerminalConnection {
     private static EngineTerminal refused(EngineExec execs, EngineClient client, EngineExec.Run run,
                                           EngineClient.Response error) {
         String message = error.message();
-        if (error.status() == 404 || (error.status() == 409 && message.contains("not running"))) {
+        if (error.status() == 404 || EngineErrors.notRunning(error.status(), message)) {
             throw new SandboxNotFoundException("container " + shortId(run.containerId) + " is gone: " + message);
         }
-        if (EngineExec.isCommandFailure(message)) {
+        if (EngineErrors.commandFailure(message)) {
             if (run.entered && message.contains("\"/bin/sh\"")) {
                 throw new EngineExec.NoShell();
             }
             execs.deregister(run);
             return ended(execs, client, run, (message + "\r\n").getBytes(StandardCharsets.UTF_8),
-                    ExecOutput.startFailureExitCode(message));
+                    EngineErrors.startFailureExitCode(message));
         }
         if (execs.gone(run, message)) {
             throw new SandboxNotFoundException("container " + shortId(run.containerId) + " is gone: " + message);
@@ -172,15 +172,15 @@ final class EngineTerminal implements TerminalConnection {
         }
         String text = readComplaint(duplex);
         duplex.close();
-        if (run.entered && EngineExec.isCommandFailure(text) && text.contains("\"/bin/sh\"")) {
+        if (run.entered && EngineErrors.commandFailure(text) && text.contains("\"/bin/sh\"")) {
             throw new EngineExec.NoShell();
         }
-        if (!EngineExec.isCommandFailure(text) && execs.gone(run, text)) {
+        if (!EngineErrors.commandFailure(text) && execs.gone(run, text)) {
             throw new SandboxNotFoundException("container " + shortId(run.containerId) + " is gone: " + text.strip());
         }
         execs.deregister(run);
         return ended(execs, client, run, text.getBytes(StandardCharsets.UTF_8),
-                ExecOutput.startFailureExitCode(text));
+                EngineErrors.startFailureExitCode(text));
     }
 
     private static EngineTerminal ended(EngineExec execs, EngineClient client, EngineExec.Run run, byte[] shown,

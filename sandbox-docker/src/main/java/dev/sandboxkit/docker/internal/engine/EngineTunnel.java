@@ -96,7 +96,7 @@ public final class EngineTunnel implements PortConnection {
         if (started.error() != null) {
             client.gate().done(containerId, execId);
             EngineClient.Response error = started.error();
-            if (error.status() == 404 || error.status() == 409 || EngineClient.smellsOfRemoval(error.message())) {
+            if (error.status() == 404 || error.status() == 409 || EngineErrors.removal(error.message())) {
                 throw new SandboxNotFoundException("container " + EngineExec.shortId(containerId) + " is gone: "
                         + error.message());
             }
@@ -144,7 +144,7 @@ public final class EngineTunnel implements PortConnection {
                 throw new SandboxExecException("unexpected exec create answer: " + r.message(), e);
             }
         }
-        if (r.status() == 404 || r.status() == 409 || EngineClient.smellsOfRemoval(r.message())) {
+        if (r.status() == 404 || r.status() == 409 || EngineErrors.removal(r.message())) {
             throw new SandboxNotFoundException("container " + EngineExec.shortId(containerId)
                     + " is gone or not running: " + r.message());
         }

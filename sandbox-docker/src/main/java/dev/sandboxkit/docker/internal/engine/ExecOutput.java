@@ -146,7 +146,7 @@ public final class ExecOutput implements StreamDemux.Sink {
                 // On a terminal everything is on its one output, the runtime's complaint too.
                 deliver(raw ? ExecStream.STDOUT : ExecStream.STDERR, line, 0, length);
             }
-            return startFailureExitCode(message);
+            return EngineErrors.startFailureExitCode(message);
         }
         releaseHeld();
         return exitCode;
@@ -192,34 +192,19 @@ public final class ExecOutput implements StreamDemux.Sink {
             }
         }
         String line = new String(bytes, 0, length, StandardCharsets.UTF_8);
-        return line.endsWith(": unknown\r\n") || EngineClient.smellsOfRemoval(line);
+        return line.endsWith(": unknown\r\n") || EngineErrors.removal(line);
     }
 
     /**
      * Whether a first stderr frame is Podman's report of an exec that could not start: one line
-     * {@code Error: <runtime>: exec failed: ...} about the command (see {@link EngineExec#isCommandFailure}) or
+     * {@code Error: <runtime>: exec failed: ...} about the command (see {@link EngineErrors#commandFailure}) or
      * about its container going away.
      */
     static boolean isPodmanStartFailure(String frame) {
         if (!frame.startsWith(PODMAN_ERROR) || !frame.endsWith("\n") || frame.indexOf('\n') != frame.length() - 1) {
             return false;
         }
-        return EngineExec.isCommandFailure(frame) || EngineClient.smellsOfRemoval(frame);
-    }
-
-    /**
-     * The exit code a shell gives for a command that cannot start: 127 when the binary does not exist
-     * (ENOENT, or ENOTDIR: a file where a directory should be on its path), 126 otherwise (not executable,
-     * a directory on its path that cannot be searched, bad working directory, ...).
-     */
-    static int startFailureExitCode(String message) {
-        String m = message.toLowerCase(java.util.Locale.ROOT);
-        // runc says exec: "x": ...; gVisor says failed to load x: ... or error finding executable "x" in PATH.
-        boolean aboutTheBinary = (m.contains("exec: \"") && !m.contains("chdir")) || m.contains("failed to load ")
-                || m.contains("error finding executable");
-        boolean missing = m.contains("executable file not found") || (aboutTheBinary
-                && (m.contains("no such file or directory") || m.contains("not a directory")));
-        return missing ? 127 : 126;
+        return EngineErrors.commandFailure(frame) || EngineErrors.removal(frame);
     }
 
     /** Delivers a held frame as it is, because the exec is being abandoned. */

@@ -104,10 +104,10 @@ class ExecOutputTest {
 
     @Test
     void tellsCommandFailuresFromAContainerGoingAway() {
-        assertThat(EngineExec.isCommandFailure("OCI runtime exec failed: exec failed: unable to start container process: "
+        assertThat(EngineErrors.commandFailure("OCI runtime exec failed: exec failed: unable to start container process: "
                 + "exec: \"nope\": executable file not found in $PATH: unknown")).isTrue();
-        assertThat(EngineExec.isCommandFailure("exec /bin/echo: argument list too long")).isTrue();
-        assertThat(EngineExec.isCommandFailure("message length 6554753 exceed maximum message size of 4194304: unknown"))
+        assertThat(EngineErrors.commandFailure("exec /bin/echo: argument list too long")).isTrue();
+        assertThat(EngineErrors.commandFailure("message length 6554753 exceed maximum message size of 4194304: unknown"))
                 .isTrue();
         for (String dying : List.of("cannot exec in a stopped state: unknown", "container is not running",
                 "OCI runtime exec failed: exec failed: unable to start container process: error executing setns "
@@ -118,8 +118,8 @@ class ExecOutputTest {
                 // runc, when the container's init died between the engine's check and the exec (seen in CI)
                 "OCI runtime exec failed: exec failed: unable to create new parent process: namespace path: lstat "
                         + "/proc/9099/ns/ipc: no such file or directory: unknown")) {
-            assertThat(EngineExec.isCommandFailure(dying)).as(dying).isFalse();
-            assertThat(EngineClient.smellsOfRemoval(dying)).as(dying).isTrue();
+            assertThat(EngineErrors.commandFailure(dying)).as(dying).isFalse();
+            assertThat(EngineErrors.removal(dying)).as(dying).isTrue();
         }
     }
 
@@ -211,20 +211,20 @@ class ExecOutputTest {
                 "{\"Components\":[{\"Name\":\"Engine\",\"Version\":\"20.10.24\"},{\"Name\":\"containerd\"}]}")))
                 .isFalse();
         assertThat(EngineClient.isPodman(EngineClient.JSON.readTree("{\"Version\":\"20.10.24\"}"))).isFalse();
-        assertThat(EngineClient.smellsOfRemoval("can only create exec sessions on running containers: container state "
+        assertThat(EngineErrors.removal("can only create exec sessions on running containers: container state "
                 + "improper")).isTrue();
     }
 
     @Test
     void mapsStartFailureMessagesToShellExitCodes() {
-        assertThat(ExecOutput.startFailureExitCode("exec: \"x\": executable file not found in $PATH")).isEqualTo(127);
-        assertThat(ExecOutput.startFailureExitCode("exec: \"/x\": stat /x: no such file or directory")).isEqualTo(127);
-        assertThat(ExecOutput.startFailureExitCode("exec: \"/etc\": permission denied")).isEqualTo(126);
-        assertThat(ExecOutput.startFailureExitCode("exec: \"/w/file.txt/x\": stat /w/file.txt/x: not a directory"))
+        assertThat(EngineErrors.startFailureExitCode("exec: \"x\": executable file not found in $PATH")).isEqualTo(127);
+        assertThat(EngineErrors.startFailureExitCode("exec: \"/x\": stat /x: no such file or directory")).isEqualTo(127);
+        assertThat(EngineErrors.startFailureExitCode("exec: \"/etc\": permission denied")).isEqualTo(126);
+        assertThat(EngineErrors.startFailureExitCode("exec: \"/w/file.txt/x\": stat /w/file.txt/x: not a directory"))
                 .isEqualTo(127);
-        assertThat(ExecOutput.startFailureExitCode("exec: \"/w/locked/x\": stat /w/locked/x: permission denied"))
+        assertThat(EngineErrors.startFailureExitCode("exec: \"/w/locked/x\": stat /w/locked/x: permission denied"))
                 .isEqualTo(126);
-        assertThat(ExecOutput.startFailureExitCode("chdir to cwd (\"/w\") set in config.json failed: no such file or directory"))
+        assertThat(EngineErrors.startFailureExitCode("chdir to cwd (\"/w\") set in config.json failed: no such file or directory"))
                 .isEqualTo(126);
     }
 
@@ -232,19 +232,19 @@ class ExecOutputTest {
     void mapsGVisorStartFailureMessagesToShellExitCodes() {
         // Messages as runsc 20220425 writes them (checked with docker exec under --runtime=runsc).
         String prefix = "OCI runtime exec failed: executing processes for container: executing command \"x\" in sandbox: ";
-        assertThat(ExecOutput.startFailureExitCode(prefix + "failed to load /no/such: no such file or directory: unknown"))
+        assertThat(EngineErrors.startFailureExitCode(prefix + "failed to load /no/such: no such file or directory: unknown"))
                 .isEqualTo(127);
-        assertThat(ExecOutput.startFailureExitCode(prefix + "error finding executable \"nosuch\" in PATH [/bin]: "
+        assertThat(EngineErrors.startFailureExitCode(prefix + "error finding executable \"nosuch\" in PATH [/bin]: "
                 + "no such file or directory: unknown")).isEqualTo(127);
-        assertThat(ExecOutput.startFailureExitCode(prefix + "failed to load /tmp/f/x: not a directory: unknown"))
+        assertThat(EngineErrors.startFailureExitCode(prefix + "failed to load /tmp/f/x: not a directory: unknown"))
                 .isEqualTo(127);
-        assertThat(ExecOutput.startFailureExitCode(prefix + "failed to load /tmp/f: permission denied: unknown"))
+        assertThat(EngineErrors.startFailureExitCode(prefix + "failed to load /tmp/f: permission denied: unknown"))
                 .isEqualTo(126);
-        assertThat(ExecOutput.startFailureExitCode(prefix + "failed to find initial working directory \"/nonexist\": "
+        assertThat(EngineErrors.startFailureExitCode(prefix + "failed to find initial working directory \"/nonexist\": "
                 + "no such file or directory: unknown")).isEqualTo(126);
         for (String m : List.of("failed to load /tmp/f: permission denied", "error finding executable \"n\" in PATH",
                 "failed to find initial working directory \"/w\": no such file or directory")) {
-            assertThat(EngineExec.isCommandFailure(prefix + m)).as(m).isTrue();
+            assertThat(EngineErrors.commandFailure(prefix + m)).as(m).isTrue();
         }
     }
 

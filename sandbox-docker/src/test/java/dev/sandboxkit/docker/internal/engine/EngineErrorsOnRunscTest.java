@@ -1,0 +1,19 @@
+package dev.sandboxkit.docker.internal.engine;
+
+/** {@link EngineErrors} on Docker with gVisor ({@code runsc}, registered by scripts/setup-env.sh). */
+class EngineErrorsOnRunscTest extends EngineErrorsOnEngines {
+    @Override
+    String address() {
+        return "unix:///var/run/docker.sock";
+    }
+
+    @Override
+    String runtime() {
+        return "runsc";
+    }
+
+    @Override
+    boolean podman() {
+        return false;
+    }
+}
