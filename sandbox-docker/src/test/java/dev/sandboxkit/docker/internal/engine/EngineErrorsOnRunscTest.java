@@ -1,6 +1,9 @@
 package dev.sandboxkit.docker.internal.engine;
 
+import org.junit.jupiter.api.Tag;
+
 /** {@link EngineErrors} on Docker with gVisor ({@code runsc}, registered by scripts/setup-env.sh). */
+@Tag("gvisor")
 class EngineErrorsOnRunscTest extends EngineErrorsOnEngines {
     @Override
     String address() {
