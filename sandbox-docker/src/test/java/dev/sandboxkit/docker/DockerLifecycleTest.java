@@ -108,7 +108,8 @@ class DockerLifecycleTest extends DriverOnDocker {
 
         assertThat(driver.exec(id, ExecRequest.shell("echo hi > /workspace/f && cat /workspace/f")).stdout()).isEqualTo("hi\n");
         assertThat(root.resolve(session).resolve("f")).hasContent("hi\n");
-        assertThat(driver.list(Map.of(SandboxLabels.SESSION, session))).singleElement()
+        // This test's owner too: another build's leftover (a killed JVM) may carry the same session name.
+        assertThat(driver.list(Map.of(SandboxLabels.OWNER, instanceId, SandboxLabels.SESSION, session))).singleElement()
                 .satisfies(d -> assertThat(d.sessionId()).isEqualTo(session));
     }
 
