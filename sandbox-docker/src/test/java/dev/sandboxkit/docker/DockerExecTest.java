@@ -21,6 +21,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -339,7 +340,11 @@ class DockerExecTest extends DriverOnDocker {
     @Test
     void removingTheContainerDuringAnExecReportsKilled() throws Exception {
         String id = start(driver, instanceId, "s-removed", spec().build());
-        Future<ExecResult> running = threads.submit(() -> driver.exec(id, ExecRequest.shell("echo before; sleep 60")));
+        // Output still inside the container when it dies is lost with it; only what reached us must be kept.
+        CountDownLatch relayed = new CountDownLatch(1);
+        Future<ExecResult> running = threads.submit(() -> driver.exec(id, ExecRequest.shell("echo before; sleep 60")
+                .withListener((stream, bytes, offset, length) -> relayed.countDown())));
+        assertThat(relayed.await(30, TimeUnit.SECONDS)).as("output relayed").isTrue();
         waitForProcess(id, "sleep 60");
 
         driver.remove(id);
@@ -352,7 +357,11 @@ class DockerExecTest extends DriverOnDocker {
     @Test
     void removalBehindTheDriversBackAlsoReportsKilled() throws Exception {
         String id = start(driver, instanceId, "s-removed-ext", spec().build());
-        Future<ExecResult> running = threads.submit(() -> driver.exec(id, ExecRequest.shell("echo before; sleep 61")));
+        // Output still inside the container when it dies is lost with it; only what reached us must be kept.
+        CountDownLatch relayed = new CountDownLatch(1);
+        Future<ExecResult> running = threads.submit(() -> driver.exec(id, ExecRequest.shell("echo before; sleep 61")
+                .withListener((stream, bytes, offset, length) -> relayed.countDown())));
+        assertThat(relayed.await(30, TimeUnit.SECONDS)).as("output relayed").isTrue();
         waitForProcess(id, "sleep 61");
 
         docker.removeContainerCmd(id).withForce(true).exec();

@@ -30,6 +30,8 @@ import static dev.sandboxkit.docker.internal.engine.EngineClient.segment;
 final class VolumeFreeze {
     /** How long a freeze waits for an exec this driver just started to have its process (about a millisecond). */
     private static final long CONFIRM_NANOS = TimeUnit.SECONDS.toNanos(5);
+    /** runc's "unable to freeze" is transient; attempts 20, 40, 80, 160 ms apart. */
+    static final int PAUSE_ATTEMPTS = 5;
     private static final Logger log = LoggerFactory.getLogger(VolumeFreeze.class);
 
     private final EngineClient engine;
@@ -119,14 +121,28 @@ final class VolumeFreeze {
 
     /** Whether this call paused the container (not when it is gone, stopped or already paused). */
     private boolean pause(String id, String volume) {
-        EngineClient.Response r = call("POST", "/containers/" + segment(id) + "/pause", volume);
-        if (r.status() == 204 || r.status() == 200) {
-            return true;
+        for (int attempt = 1; ; attempt++) {
+            EngineClient.Response r = call("POST", "/containers/" + segment(id) + "/pause", volume);
+            if (r.status() == 204 || r.status() == 200) {
+                return true;
+            }
+            if (r.status() == 404 || r.status() == 409) {
+                return false; // gone, not running, or paused by someone else: nothing runs in it
+            }
+            if (attempt == PAUSE_ATTEMPTS || !r.message().contains("unable to freeze")) {
+                throw refused("freeze container " + EngineExec.shortId(id) + " on", volume, r);
+            }
+            // runc gave up while a process was mid-fork (cgroup v1 freezer); it succeeds once that has passed.
+            log.debug("Freezing container {} failed transiently (attempt {}): {}", EngineExec.shortId(id), attempt,
+                    r.message());
+            try {
+                Thread.sleep(10L << attempt);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new SandboxFileException(SandboxFileException.Reason.IO_ERROR,
+                        "interrupted while freezing the sandbox for a files call on " + volume, e);
+            }
         }
-        if (r.status() == 404 || r.status() == 409) {
-            return false; // gone, not running, or paused by someone else: nothing runs in it
-        }
-        throw refused("freeze container " + EngineExec.shortId(id) + " on", volume, r);
     }
 
     /** Unpauses, interrupted or not (the flag is kept); a container gone or stopped meanwhile is fine. */
