@@ -283,7 +283,7 @@ public final class ExecRequest {
      * For a terminal that stays open for input, resize and output as it comes, pass the request to
      * {@link Sandbox#terminal(ExecRequest)}; for one that outlives the caller and can be reattached, to
      * {@link Sandbox#start(ExecRequest, ProcessOptions)}. Drivers declare support for exec terminals with
-     * {@link dev.sandboxkit.spi.DriverCapability#TTY}.
+     * {@link dev.sandboxkit.spi.ComputeCapability#TTY}.
      *
      * @param size the terminal's size, or {@code null} for no terminal
      * @return the new request

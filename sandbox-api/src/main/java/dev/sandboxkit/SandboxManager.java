@@ -126,7 +126,7 @@ public interface SandboxManager extends AutoCloseable {
      * between commands. Directories, regular files (content, permission bits) and symbolic links (as links)
      * are copied; FIFOs, sockets and devices are left out; nothing the sandbox planted is followed. Works on a
      * suspended session too (no container is started). The snapshot is deleted with its session unless
-     * {@linkplain #keepSnapshot kept}. Needs a driver with {@link dev.sandboxkit.spi.DriverCapability#SNAPSHOTS}.
+     * {@linkplain #keepSnapshot kept}. Needs a driver with {@link dev.sandboxkit.spi.WorkspaceCapability#SNAPSHOTS}.
      *
      * @param sessionId the session
      * @return the new snapshot's id
@@ -644,7 +644,7 @@ public interface SandboxManager extends AutoCloseable {
          * the local copy goes only after the store has confirmed the upload, so a crash at any point leaves the
          * workdir intact somewhere. Failures of the object store surface as retryable
          * {@link SandboxUnavailableException}s. Ephemeral sessions are never archived. Needs a driver with
-         * {@link dev.sandboxkit.spi.DriverCapability#WORKSPACE_ARCHIVE}; the pass runs on the scheduler at the
+         * {@link dev.sandboxkit.spi.WorkspaceCapability#WORKSPACE_ARCHIVE}; the pass runs on the scheduler at the
          * orphan sweep's interval (also on demand: {@link SandboxManager#archiveIdle()}). The manager does not close
          * {@code store}. Packed files are spooled in {@code java.io.tmpdir}.
          *

@@ -4,8 +4,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The sandbox's driver does not offer the feature asked for (see
- * {@link dev.sandboxkit.spi.SandboxDriver#capabilities()}): terminals, port forwarding, background processes,
- * workdir snapshots. A configuration error: retrying will not help; another driver may.
+ * {@link dev.sandboxkit.spi.ComputeDriver#computeCapabilities()} and
+ * {@link dev.sandboxkit.spi.WorkspaceBackend#workspaceCapabilities()}): terminals, port forwarding, background
+ * processes, workdir snapshots. A configuration error: retrying will not help; another driver may.
  */
 public class SandboxUnsupportedException extends SandboxConfigurationException {
     private static final long serialVersionUID = 1L;

@@ -30,7 +30,7 @@ public final class WorkspaceTemplate {
 
     /**
      * A host directory, copied as it is when each session (or pool slot) is created. Needs a driver whose workdirs
-     * it can copy into (Docker; {@code DriverCapability.DIRECTORY_TEMPLATES}). The directory itself must not be a
+     * it can copy into (Docker; {@code WorkspaceCapability.DIRECTORY_TEMPLATES}). The directory itself must not be a
      * symbolic link.
      *
      * @param directory an absolute path on the manager's host (another manager sharing the store must see the same

@@ -8,7 +8,7 @@ import dev.sandboxkit.SandboxUnavailableException;
 import dev.sandboxkit.SessionState;
 import dev.sandboxkit.spi.ArchiveDigests;
 import dev.sandboxkit.spi.ArchiveStore;
-import dev.sandboxkit.spi.DriverCapability;
+import dev.sandboxkit.spi.WorkspaceCapability;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SessionRecord;
 import dev.sandboxkit.spi.SessionStore;
@@ -161,7 +161,7 @@ final class Archives {
                 return false;
             }
         }
-        if (!driver.capabilities().contains(DriverCapability.WORKSPACE_ARCHIVE)) {
+        if (!driver.workspaceCapabilities().contains(WorkspaceCapability.WORKSPACE_ARCHIVE)) {
             return false;
         }
         SandboxSpec spec = specs.decode(rec.spec());

@@ -14,7 +14,7 @@ import dev.sandboxkit.SandboxUnsupportedException;
 import dev.sandboxkit.ShellSession;
 import dev.sandboxkit.ShellSessionEndedException;
 import dev.sandboxkit.Terminal;
-import dev.sandboxkit.spi.DriverCapability;
+import dev.sandboxkit.spi.ComputeCapability;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SessionRecord;
 import dev.sandboxkit.spi.SessionStore;
@@ -79,7 +79,7 @@ final class LiveOperations {
 
     /** A request with a terminal needs a driver that has terminals: say so rather than run it without one. */
     private void requireTtySupport(ExecRequest request) {
-        if (request.tty() != null && !driver.capabilities().contains(DriverCapability.TTY)) {
+        if (request.tty() != null && !driver.computeCapabilities().contains(ComputeCapability.TTY)) {
             throw new SandboxUnsupportedException("the " + driver.name() + " driver cannot run commands on a "
                     + "terminal (PTY): it does not declare the TTY capability");
         }

@@ -3,6 +3,7 @@ package dev.sandboxkit.internal;
 import dev.sandboxkit.ForwardOptions;
 import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxUnavailableException;
+import dev.sandboxkit.spi.ComputeCapability;
 import dev.sandboxkit.spi.SandboxDriver;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -53,7 +54,7 @@ final class PortForwards implements ManagedPortForward.Host {
         if (containerPort < 1 || containerPort > 65_535) {
             throw new IllegalArgumentException("container port must be 1-65535, got: " + containerPort);
         }
-        if (!driver.capabilities().contains(dev.sandboxkit.spi.DriverCapability.PORT_FORWARD)) {
+        if (!driver.computeCapabilities().contains(ComputeCapability.PORT_FORWARD)) {
             throw new dev.sandboxkit.SandboxUnsupportedException("the " + driver.name() + " driver cannot forward ports");
         }
         InetAddress address = options.bindAddress();

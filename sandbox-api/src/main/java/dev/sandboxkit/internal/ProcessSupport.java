@@ -8,7 +8,7 @@ import dev.sandboxkit.SandboxExecException;
 import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.SandboxProcess;
 import dev.sandboxkit.SessionState;
-import dev.sandboxkit.spi.DriverCapability;
+import dev.sandboxkit.spi.ComputeCapability;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SessionRecord;
 import dev.sandboxkit.spi.SessionStore;
@@ -85,7 +85,7 @@ final class ProcessSupport {
         if (request.listener() != null) {
             throw new IllegalArgumentException("a background process takes no listener: use SandboxProcess.follow");
         }
-        if (!driver.capabilities().contains(DriverCapability.BACKGROUND_PROCESSES)) {
+        if (!driver.computeCapabilities().contains(ComputeCapability.BACKGROUND_PROCESSES)) {
             throw new dev.sandboxkit.SandboxUnsupportedException("driver '" + driver.name() + "' does not support background "
                     + "processes (it does not declare BACKGROUND_PROCESSES)");
         }

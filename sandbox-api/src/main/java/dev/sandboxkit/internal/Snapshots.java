@@ -8,7 +8,7 @@ import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.SnapshotId;
 import dev.sandboxkit.SnapshotInfo;
-import dev.sandboxkit.spi.DriverCapability;
+import dev.sandboxkit.spi.WorkspaceCapability;
 import dev.sandboxkit.spi.SandboxLabels;
 import dev.sandboxkit.spi.SessionRecord;
 import dev.sandboxkit.spi.SnapshotDescriptor;
@@ -67,7 +67,7 @@ final class Snapshots {
             return;
         }
         if (template.directory() != null) {
-            if (!driver.capabilities().contains(DriverCapability.DIRECTORY_TEMPLATES)) {
+            if (!driver.workspaceCapabilities().contains(WorkspaceCapability.DIRECTORY_TEMPLATES)) {
                 throw new SandboxConfigurationException("the " + driver.name()
                         + " driver cannot seed workdirs from host directories (template " + template + ")");
             }
@@ -183,7 +183,7 @@ final class Snapshots {
     }
 
     private boolean supported() {
-        return driver.capabilities().contains(DriverCapability.SNAPSHOTS);
+        return driver.workspaceCapabilities().contains(WorkspaceCapability.SNAPSHOTS);
     }
 
     private void requireSupported() {

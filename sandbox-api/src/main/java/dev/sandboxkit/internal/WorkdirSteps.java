@@ -6,7 +6,7 @@ import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SandboxUnsupportedException;
 import dev.sandboxkit.SessionState;
 import dev.sandboxkit.SnapshotId;
-import dev.sandboxkit.spi.DriverCapability;
+import dev.sandboxkit.spi.WorkspaceCapability;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SessionRecord;
 import dev.sandboxkit.spi.SessionStore;
@@ -90,7 +90,7 @@ final class WorkdirSteps {
         if (sessionId.equals(newSessionId)) {
             throw new IllegalArgumentException("a session cannot be forked into itself: " + sessionId);
         }
-        if (!driver.capabilities().contains(DriverCapability.SNAPSHOTS)) {
+        if (!driver.workspaceCapabilities().contains(WorkspaceCapability.SNAPSHOTS)) {
             throw new SandboxUnsupportedException("the " + driver.name() + " driver cannot copy workdirs");
         }
         boolean sourceFirst = sessionId.compareTo(newSessionId) < 0;

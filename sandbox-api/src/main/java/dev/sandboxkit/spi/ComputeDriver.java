@@ -4,6 +4,7 @@ import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.ExecResult;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SandboxUnsupportedException;
+import dev.sandboxkit.internal.LegacyCapabilities;
 
 import java.util.List;
 import java.util.Map;
@@ -20,6 +21,7 @@ import java.util.Set;
  * unreachable backend is {@link dev.sandboxkit.SandboxUnavailableException}, a sandbox that no longer
  * exists is {@link dev.sandboxkit.SandboxNotFoundException} (the engine then resumes the session).
  */
+@SuppressWarnings("removal") // capabilities(): the old set, kept for one minor version
 public interface ComputeDriver extends AutoCloseable {
     /**
      * The driver's name, for example {@code docker}.
@@ -29,11 +31,24 @@ public interface ComputeDriver extends AutoCloseable {
     String name();
 
     /**
-     * Optional features this driver supports.
+     * The optional compute features this driver supports; the engine refuses what needs an undeclared one, and the
+     * conformance kit tests only what is declared. Fixed for the driver's lifetime.
      *
-     * @return capabilities
+     * @return the capabilities, possibly empty
      */
-    Set<DriverCapability> capabilities();
+    Set<ComputeCapability> computeCapabilities();
+
+    /**
+     * The compute capabilities as constants of the old single set, for code written before the SPI was split.
+     * Default: {@link #computeCapabilities()}, each constant by its name.
+     *
+     * @return the capabilities
+     * @deprecated read {@link #computeCapabilities()}; goes in the next minor version
+     */
+    @Deprecated(since = "0.1.0", forRemoval = true)
+    default Set<DriverCapability> capabilities() {
+        return LegacyCapabilities.old(computeCapabilities(), Set.of());
+    }
 
     /**
      * Checks that the backend can be reached.
@@ -57,7 +72,7 @@ public interface ComputeDriver extends AutoCloseable {
      * Runs a command in a sandbox and waits for it, honouring every field of the request: env for this
      * exec only, working dir, stdin then EOF, timeout (kill, report {@code TIMED_OUT}), output caps and
      * the listener. Spec-level env is applied by the engine into the request before this call. A request with
-     * {@link ExecRequest#tty()} (sent only to drivers that declare {@link DriverCapability#TTY}) runs on a
+     * {@link ExecRequest#tty()} (sent only to drivers that declare {@link ComputeCapability#TTY}) runs on a
      * terminal of that size: the output merged on stdout, stdin typed without an EOF.
      *
      * <p>A command that cannot start is a result, not an exception, with one line on stderr naming the
@@ -86,7 +101,7 @@ public interface ComputeDriver extends AutoCloseable {
      * typed first; the output caps and the listener do not apply (the output goes to the connection). A
      * command that cannot start shows it as for {@link #exec}: a message on the output and exit code 126 or
      * 127. If the sandbox is removed, the output ends and the status says {@code KILLED}. Declared with
-     * {@link DriverCapability#TTY}. Default: unsupported.
+     * {@link ComputeCapability#TTY}. Default: unsupported.
      *
      * @param sandboxId the sandbox
      * @param request   what to run; {@link ExecRequest#tty()} is set
@@ -101,7 +116,7 @@ public interface ComputeDriver extends AutoCloseable {
     /**
      * Opens one duplex byte stream to a TCP port on the sandbox's loopback ({@code 127.0.0.1:port} as seen from
      * inside), without giving the sandbox a network: the stream runs through the backend's own channel (an
-     * attached exec, a port-forward stream). Declare {@link DriverCapability#PORT_FORWARD}. Returns once the
+     * attached exec, a port-forward stream). Declare {@link ComputeCapability#PORT_FORWARD}. Returns once the
      * stream is set up; a port where nothing listens gives a connection whose input ends at once (or soon), not
      * an exception, since the backend may learn it only from the relay. The engine calls it once per accepted
      * local connection, from its I/O threads. Default: unsupported.

@@ -1,6 +1,16 @@
 package dev.sandboxkit.spi;
 
-/** Optional features a driver may declare; the conformance kit tests only what is declared. */
+/**
+ * Optional features a {@link SandboxDriver} declared in one set, before the SPI was split into its two halves.
+ * Each constant has the same name in exactly one of {@link ComputeCapability} and {@link WorkspaceCapability}, and
+ * the engine reads those: {@link SandboxDriver#computeCapabilities()} and
+ * {@link SandboxDriver#workspaceCapabilities()} derive from {@link SandboxDriver#capabilities()} for a driver that
+ * declares only this set, so such a driver keeps working unchanged.
+ *
+ * @deprecated declare {@link ComputeDriver#computeCapabilities()} and {@link WorkspaceBackend#workspaceCapabilities()}
+ *             instead; this enum goes in the next minor version
+ */
+@Deprecated(since = "0.1.0", forRemoval = true)
 public enum DriverCapability {
     /** Exec can feed stdin and close it (EOF). */
     STDIN,

@@ -9,6 +9,7 @@ import dev.sandboxkit.SandboxUnsupportedException;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The storage half of a backend: the sessions' durable workdirs (host directories, Docker volumes, PVCs), their
@@ -24,6 +25,14 @@ public interface WorkspaceBackend {
      * @return name
      */
     String name();
+
+    /**
+     * The optional workdir features this backend supports; the engine refuses what needs an undeclared one, and the
+     * conformance kit tests only what is declared. Fixed for the backend's lifetime.
+     *
+     * @return the capabilities, possibly empty
+     */
+    Set<WorkspaceCapability> workspaceCapabilities();
 
     /**
      * Creates the session's durable workdir if it does not exist yet. Idempotent.
@@ -76,7 +85,7 @@ public interface WorkspaceBackend {
      * without empty, {@code .} or {@code ..} components, and {@code ""} names the workdir itself.
      * Implementations must never leave the workdir nor block on anything the sandbox planted there (links,
      * FIFOs, devices, entries swapped mid-call), must honour the limits, and declare
-     * {@link DriverCapability#FILES}. Default: unsupported.
+     * {@link WorkspaceCapability#FILES}. Default: unsupported.
      *
      * @param workspace the location returned by {@link #createWorkspace}
      * @param spec      the session's spec (for the sandbox user that must own what is written)
@@ -94,7 +103,7 @@ public interface WorkspaceBackend {
      * writing). The copy never follows what the sandbox planted: directories, regular files (content and
      * permission bits, setuid, setgid and sticky dropped) and symbolic links (as links, never followed) are
      * copied; FIFOs, sockets and devices are left out and never opened; hard links become separate files.
-     * Declare {@link DriverCapability#SNAPSHOTS}. Default: unsupported.
+     * Declare {@link WorkspaceCapability#SNAPSHOTS}. Default: unsupported.
      *
      * @param workspace the location returned by {@link #createWorkspace}
      * @param labels    labels to attach, returned by {@link #listSnapshots}
@@ -124,7 +133,7 @@ public interface WorkspaceBackend {
      * planted: directories and regular files keep their permission bits (setuid, setgid and sticky dropped),
      * symbolic links are written as links with their target whatever it is, FIFOs, sockets and devices are left
      * out, hard links become separate files. Does not close {@code tar}. Declare
-     * {@link DriverCapability#WORKSPACE_ARCHIVE}. Default: unsupported.
+     * {@link WorkspaceCapability#WORKSPACE_ARCHIVE}. Default: unsupported.
      *
      * @param workspace the location returned by {@link #createWorkspace}
      * @param spec      the spec of the session that owns it
@@ -161,7 +170,7 @@ public interface WorkspaceBackend {
      * ({@link dev.sandboxkit.WorkspaceTemplate#directory}), given to the spec's sandbox user. The engine calls it
      * only on a new workdir, before any sandbox ran on it. Copies as {@link #snapshotWorkspace} does, never following
      * a link in the directory (nor the directory itself, if it is a link) or in the workdir. Declare
-     * {@link DriverCapability#DIRECTORY_TEMPLATES}. Default: unsupported.
+     * {@link WorkspaceCapability#DIRECTORY_TEMPLATES}. Default: unsupported.
      *
      * @param directory the template: an absolute, normalized host path
      * @param workspace the workdir to fill, a location returned by {@link #createWorkspace}

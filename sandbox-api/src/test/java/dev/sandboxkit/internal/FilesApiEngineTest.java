@@ -10,7 +10,7 @@ import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.SandboxSpec;
-import dev.sandboxkit.spi.DriverCapability;
+import dev.sandboxkit.spi.WorkspaceCapability;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -50,7 +50,7 @@ class FilesApiEngineTest {
     @Test
     @DisplayName("an unknown session is 'not found'; a driver without the API answers UNSUPPORTED, naming itself")
     void sessionsAndUnsupportedDrivers() {
-        assertThat(driver.capabilities()).doesNotContain(DriverCapability.FILES);
+        assertThat(driver.workspaceCapabilities()).doesNotContain(WorkspaceCapability.FILES);
         assertThatThrownBy(() -> manager.files("nobody").list("")).isInstanceOf(SandboxNotFoundException.class);
         manager.acquire("s", SandboxSpec.builder().image("img").build());
         assertThatThrownBy(() -> manager.files("s").list("/workspace")).isInstanceOfSatisfying(

@@ -7,7 +7,7 @@ import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SessionState;
-import dev.sandboxkit.spi.DriverCapability;
+import dev.sandboxkit.spi.ComputeCapability;
 import dev.sandboxkit.spi.PortConnection;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.testkit.FakeDriver;
@@ -67,10 +67,10 @@ class PortForwardEngineTest {
         echoThreads.execute(this::serveEcho);
         driver = new ForwardingSandboxDriver(new FakeDriver(clock)) {
             @Override
-            public Set<DriverCapability> capabilities() {
-                Set<DriverCapability> c = EnumSet.noneOf(DriverCapability.class);
-                c.addAll(super.capabilities());
-                c.add(DriverCapability.PORT_FORWARD);
+            public Set<ComputeCapability> computeCapabilities() {
+                Set<ComputeCapability> c = EnumSet.noneOf(ComputeCapability.class);
+                c.addAll(super.computeCapabilities());
+                c.add(ComputeCapability.PORT_FORWARD);
                 return c;
             }
 

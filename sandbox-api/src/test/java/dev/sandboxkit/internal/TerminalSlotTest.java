@@ -8,7 +8,7 @@ import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SessionState;
 import dev.sandboxkit.Terminal;
 import dev.sandboxkit.TerminalSize;
-import dev.sandboxkit.spi.DriverCapability;
+import dev.sandboxkit.spi.ComputeCapability;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.TerminalConnection;
 import dev.sandboxkit.testkit.FakeDriver;
@@ -101,9 +101,10 @@ class TerminalSlotTest {
                     switch (method.getName()) {
                         case "openTerminal":
                             return connection;
-                        case "capabilities":
-                            Set<DriverCapability> caps = EnumSet.copyOf(fake.capabilities());
-                            caps.add(DriverCapability.TTY);
+                        case "computeCapabilities":
+                            Set<ComputeCapability> caps = EnumSet.noneOf(ComputeCapability.class);
+                            caps.addAll(fake.computeCapabilities());
+                            caps.add(ComputeCapability.TTY);
                             return caps;
                         default:
                             try {

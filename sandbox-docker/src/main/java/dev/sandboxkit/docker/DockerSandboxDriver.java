@@ -41,8 +41,8 @@ import dev.sandboxkit.docker.internal.settings.DockerSettingKeys;
 import dev.sandboxkit.docker.internal.workdir.HostDirWorkdirs;
 import dev.sandboxkit.docker.internal.workdir.VolumeWorkdirs;
 import dev.sandboxkit.docker.internal.workdir.Workdirs;
+import dev.sandboxkit.spi.ComputeCapability;
 import dev.sandboxkit.spi.CreateRequest;
-import dev.sandboxkit.spi.DriverCapability;
 import dev.sandboxkit.spi.DriverContext;
 import dev.sandboxkit.spi.PhaseRecorder;
 import dev.sandboxkit.spi.PortConnection;
@@ -51,6 +51,7 @@ import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SnapshotDescriptor;
 import dev.sandboxkit.spi.WorkspaceDescriptor;
 import dev.sandboxkit.spi.TerminalConnection;
+import dev.sandboxkit.spi.WorkspaceCapability;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -172,12 +173,15 @@ final class DockerSandboxDriver implements SandboxDriver {
     }
 
     @Override
-    public Set<DriverCapability> capabilities() {
-        Set<DriverCapability> caps = EnumSet.of(DriverCapability.STDIN, DriverCapability.KILL_PROCESS_GROUP,
-                DriverCapability.STREAMING, DriverCapability.REAL_PROCESSES, DriverCapability.PORT_FORWARD,
-                DriverCapability.BACKGROUND_PROCESSES, DriverCapability.TTY);
-        caps.addAll(preferred.capabilities()); // what new workdirs can do
-        return caps;
+    public Set<ComputeCapability> computeCapabilities() {
+        return EnumSet.of(ComputeCapability.STDIN, ComputeCapability.KILL_PROCESS_GROUP, ComputeCapability.STREAMING,
+                ComputeCapability.REAL_PROCESSES, ComputeCapability.PORT_FORWARD,
+                ComputeCapability.BACKGROUND_PROCESSES, ComputeCapability.TTY);
+    }
+
+    @Override
+    public Set<WorkspaceCapability> workspaceCapabilities() {
+        return preferred.capabilities(); // what new workdirs can do
     }
 
     @Override

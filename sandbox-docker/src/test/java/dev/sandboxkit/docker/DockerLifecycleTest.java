@@ -14,7 +14,9 @@ import dev.sandboxkit.SandboxException;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SandboxUnavailableException;
 import dev.sandboxkit.spi.CreateRequest;
+import dev.sandboxkit.spi.ComputeCapability;
 import dev.sandboxkit.spi.DriverCapability;
+import dev.sandboxkit.spi.WorkspaceCapability;
 import dev.sandboxkit.spi.SandboxDescriptor;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SandboxDriverProvider;
@@ -356,6 +358,13 @@ class DockerLifecycleTest extends DriverOnDocker {
                     .hasValueSatisfying(r -> assertThat(r).contains("/nope/docker.sock"));
         });
         assertThat(driver.name()).isEqualTo("docker");
+        assertThat(driver.computeCapabilities()).containsExactlyInAnyOrder(ComputeCapability.STDIN,
+                ComputeCapability.KILL_PROCESS_GROUP, ComputeCapability.STREAMING, ComputeCapability.REAL_PROCESSES,
+                ComputeCapability.PORT_FORWARD, ComputeCapability.BACKGROUND_PROCESSES, ComputeCapability.TTY);
+        assertThat(driver.workspaceCapabilities()).containsExactlyInAnyOrder(WorkspaceCapability.HOST_WORKSPACE,
+                WorkspaceCapability.FILES, WorkspaceCapability.SNAPSHOTS, WorkspaceCapability.WORKSPACE_ARCHIVE,
+                WorkspaceCapability.DIRECTORY_TEMPLATES);
+        // The deprecated single set, derived from the two.
         assertThat(driver.capabilities()).containsExactlyInAnyOrder(DriverCapability.STDIN,
                 DriverCapability.KILL_PROCESS_GROUP, DriverCapability.STREAMING, DriverCapability.HOST_WORKSPACE,
                 DriverCapability.REAL_PROCESSES, DriverCapability.FILES, DriverCapability.SNAPSHOTS,

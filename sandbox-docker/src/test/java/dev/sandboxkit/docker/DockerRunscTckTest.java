@@ -1,7 +1,7 @@
 package dev.sandboxkit.docker;
 
 import dev.sandboxkit.SandboxSpec;
-import dev.sandboxkit.spi.DriverCapability;
+import dev.sandboxkit.spi.ComputeCapability;
 import dev.sandboxkit.spi.DriverContext;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.testkit.ForwardingSandboxDriver;
@@ -40,9 +40,9 @@ class DockerRunscTckTest extends SandboxDriverTck {
     static SandboxDriver withoutBackgroundProcesses(SandboxDriver driver) {
         return new ForwardingSandboxDriver(driver) {
             @Override
-            public Set<DriverCapability> capabilities() {
-                Set<DriverCapability> c = EnumSet.copyOf(super.capabilities());
-                c.remove(DriverCapability.BACKGROUND_PROCESSES);
+            public Set<ComputeCapability> computeCapabilities() {
+                Set<ComputeCapability> c = EnumSet.copyOf(super.computeCapabilities());
+                c.remove(ComputeCapability.BACKGROUND_PROCESSES);
                 return c;
             }
         };

@@ -15,7 +15,7 @@ import dev.sandboxkit.SnapshotId;
 import dev.sandboxkit.WorkspaceTemplate;
 import dev.sandboxkit.docker.internal.files.FilesTestSupport;
 import dev.sandboxkit.docker.internal.workdir.VolumeWorkdirs;
-import dev.sandboxkit.spi.DriverCapability;
+import dev.sandboxkit.spi.WorkspaceCapability;
 import dev.sandboxkit.spi.DriverContext;
 import dev.sandboxkit.spi.SandboxLabels;
 import dev.sandboxkit.spi.SessionStore;
@@ -411,9 +411,10 @@ class VolumeWorkdirsOnDockerTest {
     @DisplayName("the driver reports the volume backend's capabilities: no HOST_WORKSPACE")
     void capabilities() {
         try (DockerSandboxDriver v = driver("v", true); DockerSandboxDriver h = driver("h", false)) {
-            assertThat(v.capabilities()).doesNotContain(DriverCapability.HOST_WORKSPACE).contains(DriverCapability.FILES,
-                    DriverCapability.SNAPSHOTS, DriverCapability.WORKSPACE_ARCHIVE, DriverCapability.DIRECTORY_TEMPLATES);
-            assertThat(h.capabilities()).contains(DriverCapability.HOST_WORKSPACE);
+            assertThat(v.workspaceCapabilities()).doesNotContain(WorkspaceCapability.HOST_WORKSPACE).contains(
+                    WorkspaceCapability.FILES, WorkspaceCapability.SNAPSHOTS, WorkspaceCapability.WORKSPACE_ARCHIVE,
+                    WorkspaceCapability.DIRECTORY_TEMPLATES);
+            assertThat(h.workspaceCapabilities()).contains(WorkspaceCapability.HOST_WORKSPACE);
         }
     }
 

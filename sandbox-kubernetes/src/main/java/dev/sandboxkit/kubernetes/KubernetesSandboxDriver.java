@@ -9,11 +9,12 @@ import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SandboxTimeoutException;
 import dev.sandboxkit.SandboxUnavailableException;
 import dev.sandboxkit.spi.CreateRequest;
-import dev.sandboxkit.spi.DriverCapability;
+import dev.sandboxkit.spi.ComputeCapability;
 import dev.sandboxkit.spi.SandboxDescriptor;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.TerminalConnection;
 import dev.sandboxkit.spi.SandboxLabels;
+import dev.sandboxkit.spi.WorkspaceCapability;
 import dev.sandboxkit.spi.WorkspaceDescriptor;
 import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
@@ -123,14 +124,32 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
     }
 
     /**
-     * Stdin with EOF, streaming, process-group kills, real processes and port forwarding; not a host workspace
-     * (the workdir is a volume on the cluster).
+     * Stdin with EOF, streaming, process-group kills, real processes, port forwarding and terminals.
      */
     @Override
-    public Set<DriverCapability> capabilities() {
-        return Collections.unmodifiableSet(EnumSet.of(DriverCapability.STDIN, DriverCapability.STREAMING,
-                DriverCapability.KILL_PROCESS_GROUP, DriverCapability.REAL_PROCESSES, DriverCapability.PORT_FORWARD,
-                DriverCapability.TTY));
+    public Set<ComputeCapability> computeCapabilities() {
+        return Collections.unmodifiableSet(EnumSet.of(ComputeCapability.STDIN, ComputeCapability.STREAMING,
+                ComputeCapability.KILL_PROCESS_GROUP, ComputeCapability.REAL_PROCESSES, ComputeCapability.PORT_FORWARD,
+                ComputeCapability.TTY));
+    }
+
+    /** None: PVC workdirs have no files API, snapshots, archives or templates here, and are not on the host. */
+    @Override
+    public Set<WorkspaceCapability> workspaceCapabilities() {
+        return Set.of();
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * @deprecated read {@link #computeCapabilities()} and {@link #workspaceCapabilities()}; goes in the next minor
+     *             version
+     */
+    @Override
+    @Deprecated(since = "0.1.0", forRemoval = true)
+    @SuppressWarnings("removal")
+    public Set<dev.sandboxkit.spi.DriverCapability> capabilities() {
+        return SandboxDriver.super.capabilities();
     }
 
     /** Lists at most one pod in the namespace: proves reachability, credentials and RBAC in one call. */

@@ -6,6 +6,7 @@ import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SandboxTimeoutException;
 import dev.sandboxkit.spi.CreateRequest;
+import dev.sandboxkit.spi.ComputeCapability;
 import dev.sandboxkit.spi.DriverCapability;
 import dev.sandboxkit.spi.SandboxDescriptor;
 import dev.sandboxkit.spi.SandboxLabels;
@@ -505,6 +506,11 @@ class KubernetesDriverCrudTest {
     void pingListsPodsAndCapabilitiesAreHonest() {
         driver().ping();
         assertThat(driver.name()).isEqualTo("kubernetes");
+        assertThat(driver.computeCapabilities()).containsExactlyInAnyOrder(ComputeCapability.STDIN,
+                ComputeCapability.STREAMING, ComputeCapability.KILL_PROCESS_GROUP, ComputeCapability.REAL_PROCESSES,
+                ComputeCapability.PORT_FORWARD, ComputeCapability.TTY);
+        assertThat(driver.workspaceCapabilities()).isEmpty();
+        // The deprecated single set, derived from the two.
         assertThat(driver.capabilities()).containsExactlyInAnyOrder(DriverCapability.STDIN,
                 DriverCapability.STREAMING, DriverCapability.KILL_PROCESS_GROUP, DriverCapability.REAL_PROCESSES,
                 DriverCapability.PORT_FORWARD, DriverCapability.TTY);

@@ -1,6 +1,6 @@
 package dev.sandboxkit.kubernetes;
 
-import dev.sandboxkit.spi.DriverCapability;
+import dev.sandboxkit.spi.ComputeCapability;
 import dev.sandboxkit.spi.DriverContext;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.testkit.ForwardingSandboxDriver;
@@ -30,7 +30,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * so no process ever runs:
  * <ul>
  *   <li>the driver is presented with no capabilities, so every test that requires
- *       {@link DriverCapability#REAL_PROCESSES} (all exec behaviour), {@code STDIN}, {@code STREAMING} or
+ *       {@link ComputeCapability#REAL_PROCESSES} (all exec behaviour), {@code STDIN}, {@code STREAMING} or
  *       {@code KILL_PROCESS_GROUP} is skipped by the kit's own assumption;</li>
  *   <li>the tests that exec without asking for a capability (they write and read files in the workdir)
  *       are disabled by {@link NeedsRealCluster}, with the reason.</li>
@@ -96,7 +96,7 @@ class KubernetesMockTckTest extends SandboxDriverTck {
         }
 
         @Override
-        public Set<DriverCapability> capabilities() {
+        public Set<ComputeCapability> computeCapabilities() {
             return Set.of();
         }
 

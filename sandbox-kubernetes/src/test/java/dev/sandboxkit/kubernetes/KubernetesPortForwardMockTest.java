@@ -2,7 +2,7 @@ package dev.sandboxkit.kubernetes;
 
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.spi.CreateRequest;
-import dev.sandboxkit.spi.DriverCapability;
+import dev.sandboxkit.spi.ComputeCapability;
 import dev.sandboxkit.spi.PortConnection;
 import dev.sandboxkit.spi.SandboxLabels;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -87,7 +87,7 @@ class KubernetesPortForwardMockTest {
 
     @Test
     void declaresPortForward() {
-        assertThat(driver.capabilities()).contains(DriverCapability.PORT_FORWARD);
+        assertThat(driver.computeCapabilities()).contains(ComputeCapability.PORT_FORWARD);
     }
 
     @Test

@@ -9,8 +9,8 @@ import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.docker.internal.files.HostSnapshots;
 import dev.sandboxkit.docker.internal.files.HostWorkspaces;
 import dev.sandboxkit.spi.CreateRequest;
-import dev.sandboxkit.spi.DriverCapability;
 import dev.sandboxkit.spi.SnapshotDescriptor;
+import dev.sandboxkit.spi.WorkspaceCapability;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -39,9 +39,9 @@ public final class HostDirWorkdirs implements Workdirs {
     }
 
     @Override
-    public Set<DriverCapability> capabilities() {
-        return EnumSet.of(DriverCapability.HOST_WORKSPACE, DriverCapability.FILES, DriverCapability.SNAPSHOTS,
-                DriverCapability.WORKSPACE_ARCHIVE, DriverCapability.DIRECTORY_TEMPLATES);
+    public Set<WorkspaceCapability> capabilities() {
+        return EnumSet.of(WorkspaceCapability.HOST_WORKSPACE, WorkspaceCapability.FILES, WorkspaceCapability.SNAPSHOTS,
+                WorkspaceCapability.WORKSPACE_ARCHIVE, WorkspaceCapability.DIRECTORY_TEMPLATES);
     }
 
     @Override

@@ -31,9 +31,9 @@ import dev.sandboxkit.docker.internal.files.HostWorkspaces;
 import dev.sandboxkit.docker.internal.files.VolumeAccess;
 import dev.sandboxkit.docker.internal.files.VolumeFiles;
 import dev.sandboxkit.spi.CreateRequest;
-import dev.sandboxkit.spi.DriverCapability;
 import dev.sandboxkit.spi.SandboxLabels;
 import dev.sandboxkit.spi.SnapshotDescriptor;
+import dev.sandboxkit.spi.WorkspaceCapability;
 import dev.sandboxkit.spi.WorkspaceDescriptor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -153,9 +153,9 @@ public final class VolumeWorkdirs implements Workdirs {
     }
 
     @Override
-    public Set<DriverCapability> capabilities() {
-        return EnumSet.of(DriverCapability.FILES, DriverCapability.SNAPSHOTS, DriverCapability.WORKSPACE_ARCHIVE,
-                DriverCapability.DIRECTORY_TEMPLATES);
+    public Set<WorkspaceCapability> capabilities() {
+        return EnumSet.of(WorkspaceCapability.FILES, WorkspaceCapability.SNAPSHOTS, WorkspaceCapability.WORKSPACE_ARCHIVE,
+                WorkspaceCapability.DIRECTORY_TEMPLATES);
     }
 
     /** The spec's user, else the default: no host directory needs the JVM's uid. */

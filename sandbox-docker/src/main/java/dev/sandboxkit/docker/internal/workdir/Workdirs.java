@@ -5,7 +5,7 @@ import dev.sandboxkit.FileLimits;
 import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.spi.CreateRequest;
-import dev.sandboxkit.spi.DriverCapability;
+import dev.sandboxkit.spi.WorkspaceCapability;
 import dev.sandboxkit.spi.SnapshotDescriptor;
 
 import java.io.IOException;
@@ -24,11 +24,11 @@ import java.util.Set;
 public interface Workdirs extends AutoCloseable {
 
     /**
-     * The workdir capabilities this backend really has ({@link DriverCapability#FILES} and the like).
+     * The workdir capabilities this backend really has ({@link WorkspaceCapability#FILES} and the like).
      *
      * @return capabilities
      */
-    Set<DriverCapability> capabilities();
+    Set<WorkspaceCapability> capabilities();
 
     /**
      * The user the container runs as, {@code uid[:gid]}.

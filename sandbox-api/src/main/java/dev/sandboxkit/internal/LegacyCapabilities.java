@@ -1,0 +1,91 @@
+package dev.sandboxkit.internal;
+
+import dev.sandboxkit.spi.ComputeCapability;
+import dev.sandboxkit.spi.ComputeDriver;
+import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.spi.WorkspaceCapability;
+
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.Set;
+
+/**
+ * The adapter between the single capability set of the unsplit driver SPI ({@code DriverCapability}, declared by
+ * {@code SandboxDriver.capabilities()}) and the two sets of its halves. Each old constant has the same name in exactly
+ * one of the new enums ({@code LegacyCapabilitiesTest} checks it).
+ */
+@SuppressWarnings("removal") // the deprecated set is what this class adapts
+public final class LegacyCapabilities {
+    // Whether a driver class declares capabilities() itself (an old-SPI driver) rather than inheriting the default.
+    private static final ClassValue<Boolean> DECLARES_OLD_SET = new ClassValue<>() {
+        @Override
+        protected Boolean computeValue(Class<?> type) {
+            try {
+                Class<?> declaring = type.getMethod("capabilities").getDeclaringClass();
+                return declaring != SandboxDriver.class && declaring != ComputeDriver.class;
+            } catch (NoSuchMethodException e) {
+                return false;
+            }
+        }
+    };
+
+    private LegacyCapabilities() {
+    }
+
+    /**
+     * Whether a driver declares the old set itself; only then do the new sets derive from it.
+     *
+     * @param driver the driver
+     * @return true if its class (or a superclass) overrides {@code capabilities()}
+     */
+    public static boolean declaresOldSet(SandboxDriver driver) {
+        return DECLARES_OLD_SET.get(driver.getClass());
+    }
+
+    /**
+     * The compute part of an old set.
+     *
+     * @param old the old set
+     * @return the compute capabilities among it, unmodifiable
+     */
+    public static Set<ComputeCapability> compute(Set<dev.sandboxkit.spi.DriverCapability> old) {
+        Set<ComputeCapability> out = EnumSet.noneOf(ComputeCapability.class);
+        for (ComputeCapability c : ComputeCapability.values()) {
+            if (old.contains(dev.sandboxkit.spi.DriverCapability.valueOf(c.name()))) {
+                out.add(c);
+            }
+        }
+        return Collections.unmodifiableSet(out);
+    }
+
+    /**
+     * The workspace part of an old set.
+     *
+     * @param old the old set
+     * @return the workspace capabilities among it, unmodifiable
+     */
+    public static Set<WorkspaceCapability> workspace(Set<dev.sandboxkit.spi.DriverCapability> old) {
+        Set<WorkspaceCapability> out = EnumSet.noneOf(WorkspaceCapability.class);
+        for (WorkspaceCapability c : WorkspaceCapability.values()) {
+            if (old.contains(dev.sandboxkit.spi.DriverCapability.valueOf(c.name()))) {
+                out.add(c);
+            }
+        }
+        return Collections.unmodifiableSet(out);
+    }
+
+    /**
+     * The old set of both halves' sets, for code that still reads {@code capabilities()}.
+     *
+     * @param compute   the compute capabilities
+     * @param workspace the workspace capabilities
+     * @return their union as old constants, unmodifiable
+     */
+    public static Set<dev.sandboxkit.spi.DriverCapability> old(Set<ComputeCapability> compute,
+                                                             Set<WorkspaceCapability> workspace) {
+        Set<dev.sandboxkit.spi.DriverCapability> out = EnumSet.noneOf(dev.sandboxkit.spi.DriverCapability.class);
+        compute.forEach(c -> out.add(dev.sandboxkit.spi.DriverCapability.valueOf(c.name())));
+        workspace.forEach(c -> out.add(dev.sandboxkit.spi.DriverCapability.valueOf(c.name())));
+        return Collections.unmodifiableSet(out);
+    }
+}
