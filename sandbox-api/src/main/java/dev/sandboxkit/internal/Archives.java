@@ -9,7 +9,7 @@ import dev.sandboxkit.SessionState;
 import dev.sandboxkit.spi.ArchiveDigests;
 import dev.sandboxkit.spi.ArchiveStore;
 import dev.sandboxkit.spi.WorkspaceCapability;
-import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.spi.WorkspaceBackend;
 import dev.sandboxkit.spi.SessionRecord;
 import dev.sandboxkit.spi.SessionStore;
 import org.jspecify.annotations.Nullable;
@@ -63,7 +63,7 @@ final class Archives {
     private static final int PAGE = 200;
     private static final Logger log = LoggerFactory.getLogger(Archives.class);
 
-    private final SandboxDriver driver;
+    private final WorkspaceBackend workspaces;
     private final SessionStore store;
     private final Clock clock;
     private final Leases leases;
@@ -77,9 +77,9 @@ final class Archives {
     /** Session id to the record version whose workdir was not on this host: not tried again until it changes. */
     private final Map<String, Long> elsewhere = new ConcurrentHashMap<>();
 
-    Archives(SandboxDriver driver, SessionStore store, Clock clock, Leases leases, String instanceId, SpecCodec specs,
-             Executor io, @Nullable ArchiveStore archiveStore, @Nullable Duration after, Path spool) {
-        this.driver = driver;
+    Archives(WorkspaceBackend workspaces, SessionStore store, Clock clock, Leases leases, String instanceId,
+             SpecCodec specs, Executor io, @Nullable ArchiveStore archiveStore, @Nullable Duration after, Path spool) {
+        this.workspaces = workspaces;
         this.store = store;
         this.clock = clock;
         this.leases = leases;
@@ -161,7 +161,7 @@ final class Archives {
                 return false;
             }
         }
-        if (!driver.workspaceCapabilities().contains(WorkspaceCapability.WORKSPACE_ARCHIVE)) {
+        if (!workspaces.workspaceCapabilities().contains(WorkspaceCapability.WORKSPACE_ARCHIVE)) {
             return false;
         }
         SandboxSpec spec = specs.decode(rec.spec());
@@ -172,7 +172,7 @@ final class Archives {
             ArchivePacker.Packed packedAs;
             try {
                 String workspace = rec.workspace();
-                packedAs = ArchivePacker.pack(io, packed, tar -> driver.exportWorkspace(workspace, spec, tar));
+                packedAs = ArchivePacker.pack(io, packed, tar -> workspaces.exportWorkspace(workspace, spec, tar));
             } catch (SandboxException notHere) {
                 elsewhere.put(sessionId, rec.version());
                 log.info("Session {}: workdir {} not archived from this manager: {}", sessionId, rec.workspace(),
@@ -215,7 +215,7 @@ final class Archives {
                 return false;
             }
             try {
-                driver.deleteWorkspace(rec.workspace());
+                workspaces.deleteWorkspace(rec.workspace());
             } catch (RuntimeException e) {
                 log.warn("Session {}: archived, but the local workdir {} could not be deleted: {}", sessionId,
                         rec.workspace(), e.toString());
@@ -277,12 +277,12 @@ final class Archives {
                         + "; it was not unpacked, try again", null);
             }
             // From scratch: an earlier restore may have left part of a tree in this host's workdir.
-            workspace = driver.createWorkspace(rec.sessionId(), spec);
-            driver.deleteWorkspace(workspace);
-            workspace = driver.createWorkspace(rec.sessionId(), spec);
+            workspace = workspaces.createWorkspace(rec.sessionId(), spec);
+            workspaces.deleteWorkspace(workspace);
+            workspace = workspaces.createWorkspace(rec.sessionId(), spec);
             try (InputStream in = new GZIPInputStream(new BufferedInputStream(Files.newInputStream(packed), 1 << 16),
                     1 << 16)) {
-                driver.importWorkspace(workspace, spec, in);
+                workspaces.importWorkspace(workspace, spec, in);
             }
         } catch (IOException | RuntimeException e) {
             if (workspace != null) {
@@ -396,7 +396,7 @@ final class Archives {
 
     private void deleteWorkspaceQuietly(String workspace) {
         try {
-            driver.deleteWorkspace(workspace);
+            workspaces.deleteWorkspace(workspace);
         } catch (RuntimeException e) {
             log.warn("could not delete the partly restored workdir {}: {}", workspace, e.toString());
         }

@@ -5,7 +5,7 @@ import dev.sandboxkit.ExecResult;
 import dev.sandboxkit.SandboxAcquireException;
 import dev.sandboxkit.SandboxEvent;
 import dev.sandboxkit.SandboxSpec;
-import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.spi.ComputeDriver;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -72,7 +72,7 @@ final class ContainerSetup {
      *
      * @throws SandboxAcquireException if a step fails; the caller removes the container
      */
-    Map<String, String> prepare(SandboxDriver driver, String sessionId, String sandboxId, SandboxSpec spec,
+    Map<String, String> prepare(ComputeDriver compute, String sessionId, String sandboxId, SandboxSpec spec,
                                 Map<String, Duration> phases) {
         if (spec.extraCaCertificates() == null && spec.postCreate() == null) {
             return Map.of();
@@ -80,7 +80,7 @@ final class ContainerSetup {
         long t0 = System.nanoTime();
         Map<String, String> attributes = new LinkedHashMap<>();
         if (spec.extraCaCertificates() != null) {
-            ExecResult ca = driver.exec(sandboxId, ExecRequest.shell(CA_SCRIPT)
+            ExecResult ca = compute.exec(sandboxId, ExecRequest.shell(CA_SCRIPT)
                     .withStdin(spec.extraCaCertificates().getBytes(StandardCharsets.UTF_8)).withTimeout(CA_TIMEOUT));
             if (!ca.isSuccess()) {
                 throw new SandboxAcquireException("session " + sessionId + ": could not install the extra CA "
@@ -93,7 +93,7 @@ final class ContainerSetup {
             if (hook.timeout() == null) {
                 hook = hook.withTimeout(POST_CREATE_TIMEOUT); // a hung hook must not hang the acquire
             }
-            ExecResult r = driver.exec(sandboxId, withEnvironment(execEnvironment(spec), hook));
+            ExecResult r = compute.exec(sandboxId, withEnvironment(execEnvironment(spec), hook));
             attributes.put(ATTR_EXIT, Integer.toString(r.exitCode()));
             attributes.put(ATTR_OUTPUT, tail(r));
             attributes.put(ATTR_MILLIS, Long.toString(r.duration().toMillis()));

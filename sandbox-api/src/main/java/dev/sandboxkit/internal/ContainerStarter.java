@@ -6,7 +6,8 @@ import dev.sandboxkit.SandboxException;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SessionState;
 import dev.sandboxkit.spi.CreateRequest;
-import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.spi.ComputeDriver;
+import dev.sandboxkit.spi.WorkspaceBackend;
 import dev.sandboxkit.spi.SessionRecord;
 import dev.sandboxkit.spi.SessionStore;
 import org.slf4j.Logger;
@@ -32,7 +33,8 @@ import static dev.sandboxkit.internal.LifecycleEngine.shortId;
 final class ContainerStarter {
     private static final Logger log = LoggerFactory.getLogger(ContainerStarter.class);
 
-    private final SandboxDriver driver;
+    private final ComputeDriver compute;
+    private final WorkspaceBackend workspaces;
     private final SessionStore store;
     private final Clock clock;
     private final Leases leases;
@@ -46,10 +48,11 @@ final class ContainerStarter {
     private final Stats stats;
     private final Events events;
 
-    ContainerStarter(SandboxDriver driver, SessionStore store, Clock clock, Leases leases, ManagerIdentity identity,
-                     ContainerSetup setup, Snapshots snapshots, Archives archives, WarmPools pools, Removals removals,
-                     Stats stats, Events events) {
-        this.driver = driver;
+    ContainerStarter(ComputeDriver compute, WorkspaceBackend workspaces, SessionStore store, Clock clock, Leases leases,
+                     ManagerIdentity identity, ContainerSetup setup, Snapshots snapshots, Archives archives,
+                     WarmPools pools, Removals removals, Stats stats, Events events) {
+        this.compute = compute;
+        this.workspaces = workspaces;
         this.store = store;
         this.clock = clock;
         this.leases = leases;
@@ -82,7 +85,7 @@ final class ContainerStarter {
             }
         }
         Instant now = leases.now();
-        String workspace = driver.createWorkspace(sessionId, spec);
+        String workspace = workspaces.createWorkspace(sessionId, spec);
         SessionRecord fresh = newRecord(sessionId, SessionState.SUSPENDED, null, workspace, encoded, fingerprint,
                 spec.ephemeral(), now, null);
         SessionRecord rec = writeNew(fresh, found).orElseThrow(StaleRecord::new);
@@ -90,7 +93,7 @@ final class ContainerStarter {
             // After the record claims the id (a loser of that race must not fill the winner's workdir), before the
             // first container: seeded once, never on resume. A failure discards the session below.
             if (copyFrom != null) {
-                driver.restoreWorkspace(copyFrom, workspace, spec);
+                workspaces.restoreWorkspace(copyFrom, workspace, spec);
             } else {
                 snapshots.seed(workspace, spec);
             }
@@ -115,7 +118,7 @@ final class ContainerStarter {
 
     private SessionRecord newRecord(String sessionId, SessionState state, String sandboxId, String workspace,
                                     String encoded, String fingerprint, boolean ephemeral, Instant now, Instant started) {
-        return SessionRecord.builder().sessionId(sessionId).driver(driver.name()).state(state)
+        return SessionRecord.builder().sessionId(sessionId).driver(compute.name()).state(state)
                 .sandboxId(sandboxId).workspace(workspace).spec(encoded).specFingerprint(fingerprint)
                 .ephemeral(ephemeral).createdAt(now).lastActivity(now).sandboxStartedAt(started).owner(instanceId)
                 .leaseExpiry(leases.lease(now)).version(1).attributes(Map.of()).build();
@@ -135,7 +138,7 @@ final class ContainerStarter {
         long t0 = System.nanoTime();
         String workspace;
         try {
-            workspace = driver.adoptWorkspace(slot.workspace(), e.sessionId);
+            workspace = workspaces.adoptWorkspace(slot.workspace(), e.sessionId);
         } catch (RuntimeException ex) {
             log.warn("Session {}: could not adopt pool workdir {} ({}); starting cold", e.sessionId,
                     slot.workspace(), ex.toString());
@@ -175,7 +178,7 @@ final class ContainerStarter {
         try {
             store.find(rec.sessionId()).filter(r -> r.state() == SessionState.SUSPENDED && r.sandboxStartedAt() == null)
                     .ifPresent(r -> store.delete(r.sessionId(), r.version()));
-            driver.deleteWorkspace(rec.workspace());
+            workspaces.deleteWorkspace(rec.workspace());
         } catch (RuntimeException cleanup) {
             log.warn("Session {}: could not clean up after a failed acquire: {}", rec.sessionId(), cleanup.toString());
         }
@@ -188,7 +191,7 @@ final class ContainerStarter {
     void start(SessionEntry e, SessionRecord rec, SandboxSpec spec, boolean fresh) {
         if (!Archives.isArchived(rec)) {
             // Before the takeover below writes anything.
-            SessionRecords.requireWorkdirHere(driver, rec, "acquire it there");
+            SessionRecords.requireWorkdirHere(workspaces, rec, "acquire it there");
         }
         Instant now = leases.now();
         if (rec.state() == SessionState.ACTIVE) {
@@ -218,11 +221,11 @@ final class ContainerStarter {
         if (Archives.isArchived(rec)) {
             rec = archives.restore(rec, spec, took -> phases.put("archive-restore", took)).orElseThrow(StaleRecord::new);
             // An upload that never finished left it where it was.
-            SessionRecords.requireWorkdirHere(driver, rec, "acquire it there");
+            SessionRecords.requireWorkdirHere(workspaces, rec, "acquire it there");
         }
         String sandboxId;
         try {
-            sandboxId = driver.create(new CreateRequest(rec.sessionId(), spec, rec.workspace(),
+            sandboxId = compute.create(new CreateRequest(rec.sessionId(), spec, rec.workspace(),
                     identity.labels(rec.sessionId(), spec), phases::put));
         } catch (SandboxException createFailed) {
             // Another manager destroying the session can pull the workdir from under the create: look again.
@@ -235,7 +238,7 @@ final class ContainerStarter {
         SessionRecord written;
         try {
             Map<String, String> attributes = new HashMap<>(rec.attributes());
-            attributes.putAll(setup.prepare(driver, rec.sessionId(), sandboxId, spec, phases));
+            attributes.putAll(setup.prepare(compute, rec.sessionId(), sandboxId, spec, phases));
             written = store.update(rec.withSandbox(SessionState.ACTIVE, sandboxId, started)
                     .withOwner(instanceId, leases.lease(started)).withLastActivity(started)
                     .withAttributes(scoped(attributes, spec)))

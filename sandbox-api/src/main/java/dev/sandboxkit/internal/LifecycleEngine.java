@@ -6,7 +6,7 @@ import dev.sandboxkit.SandboxException;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SessionInfo;
 import dev.sandboxkit.SessionState;
-import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.spi.WorkspaceBackend;
 import dev.sandboxkit.spi.SessionRecord;
 import dev.sandboxkit.spi.SessionStore;
 import org.slf4j.Logger;
@@ -53,7 +53,7 @@ final class LifecycleEngine implements LifecycleActions {
     static final String MDC_SESSION = "sandboxkit.session";
     private static final Logger log = LoggerFactory.getLogger(LifecycleEngine.class);
 
-    private final SandboxDriver driver;
+    private final WorkspaceBackend workspaces;
     private final SessionStore store;
     private final Clock clock;
     private final Leases leases;
@@ -76,11 +76,11 @@ final class LifecycleEngine implements LifecycleActions {
      * @param starter    starts the containers this engine decides on
      * @param destroyer  carries out the destroys this engine decides on
      */
-    LifecycleEngine(SandboxDriver driver, SessionStore store, Clock clock, Leases leases, String instanceId,
+    LifecycleEngine(WorkspaceBackend workspaces, SessionStore store, Clock clock, Leases leases, String instanceId,
                     long idleMillis, SessionRegistry sessions, SessionLocks locks, ClosedFlag closed,
                     ContainerStarter starter, SessionDestroyer destroyer, SpecCodec specs, Archives archives,
                     ProcessSupport processes, Removals removals, Stats stats, Events events) {
-        this.driver = driver;
+        this.workspaces = workspaces;
         this.store = store;
         this.clock = clock;
         this.leases = leases;
@@ -259,7 +259,7 @@ final class LifecycleEngine implements LifecycleActions {
                 return false;
             }
             Optional<SessionRecord> rec = store.find(sessionId);
-            if (rec.isPresent() && SessionRecords.workdirElsewhere(driver, rec.get()).isPresent()) {
+            if (rec.isPresent() && SessionRecords.workdirElsewhere(workspaces, rec.get()).isPresent()) {
                 // Another host's workdir: its manager finishes the destroy; claiming it here would only hold it up.
                 log.debug("Session {}: pending destroy left to the manager on the workdir's host", sessionId);
                 return false;

@@ -15,7 +15,8 @@ import dev.sandboxkit.ShellSession;
 import dev.sandboxkit.ShellSessionEndedException;
 import dev.sandboxkit.Terminal;
 import dev.sandboxkit.spi.ComputeCapability;
-import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.spi.ComputeDriver;
+import dev.sandboxkit.spi.WorkspaceBackend;
 import dev.sandboxkit.spi.SessionRecord;
 import dev.sandboxkit.spi.SessionStore;
 import dev.sandboxkit.spi.TerminalConnection;
@@ -41,7 +42,8 @@ import java.util.function.BiFunction;
 final class LiveOperations {
     private static final Logger log = LoggerFactory.getLogger(LiveOperations.class);
 
-    private final SandboxDriver driver;
+    private final ComputeDriver compute;
+    private final WorkspaceBackend workspaces;
     private final SessionStore store;
     private final SessionRegistry sessions;
     private final Clock clock;
@@ -53,10 +55,11 @@ final class LiveOperations {
     /** Terminals open now, so that the manager's close() can end them. */
     private final Set<ManagedTerminal> terminals = ConcurrentHashMap.newKeySet();
 
-    LiveOperations(SandboxDriver driver, SessionStore store, SessionRegistry sessions, Clock clock,
-                   FileLimits fileLimits, Events events, ProcessSupport processes, PortForwards forwards,
+    LiveOperations(ComputeDriver compute, WorkspaceBackend workspaces, SessionStore store, SessionRegistry sessions,
+                   Clock clock, FileLimits fileLimits, Events events, ProcessSupport processes, PortForwards forwards,
                    LifecycleActions lifecycle) {
-        this.driver = driver;
+        this.compute = compute;
+        this.workspaces = workspaces;
         this.store = store;
         this.sessions = sessions;
         this.clock = clock;
@@ -79,8 +82,8 @@ final class LiveOperations {
 
     /** A request with a terminal needs a driver that has terminals: say so rather than run it without one. */
     private void requireTtySupport(ExecRequest request) {
-        if (request.tty() != null && !driver.computeCapabilities().contains(ComputeCapability.TTY)) {
-            throw new SandboxUnsupportedException("the " + driver.name() + " driver cannot run commands on a "
+        if (request.tty() != null && !compute.computeCapabilities().contains(ComputeCapability.TTY)) {
+            throw new SandboxUnsupportedException("the " + compute.name() + " driver cannot run commands on a "
                     + "terminal (PTY): it does not declare the TTY capability");
         }
     }
@@ -129,11 +132,11 @@ final class LiveOperations {
     private ExecResult execIn(SessionEntry e, String sandboxId, ExecRequest shown, ExecRequest command) {
         ExecRequest withEnv = ContainerSetup.withEnvironment(e.execEnv, command);
         if (!events.enabled()) {
-            return classify(e, sandboxId, driver.exec(sandboxId, withEnv));
+            return classify(e, sandboxId, compute.exec(sandboxId, withEnv));
         }
         boolean first = e.takeFirstExec();
         events.emit(new SandboxEvent.ExecStarted(e.sessionId, sandboxId, clock.instant(), shown));
-        ExecResult result = classify(e, sandboxId, driver.exec(sandboxId, withEnv));
+        ExecResult result = classify(e, sandboxId, compute.exec(sandboxId, withEnv));
         events.emit(new SandboxEvent.ExecFinished(e.sessionId, sandboxId, clock.instant(), result, first));
         return result;
     }
@@ -190,7 +193,7 @@ final class LiveOperations {
             }
             ManagedTerminal terminal;
             try {
-                TerminalConnection connection = driver.openTerminal(sandboxId,
+                TerminalConnection connection = compute.openTerminal(sandboxId,
                         ContainerSetup.withEnvironment(e.execEnv, request));
                 terminal = new ManagedTerminal(this, e, sandboxId, connection, request.tty());
             } catch (RuntimeException | Error failed) {
@@ -230,7 +233,7 @@ final class LiveOperations {
      */
     PortForward forward(String sessionId, Instant incarnation, int containerPort, ForwardOptions options) {
         Objects.requireNonNull(options, "options");
-        PortForwards.validate(driver, containerPort, options);
+        PortForwards.validate(compute, containerPort, options);
         return inLiveSandbox(sessionId, incarnation, (e, sandboxId) -> {
             ManagedPortForward f = forwards.open(sessionId, sandboxId, containerPort, options);
             if (!sandboxId.equals(e.sandboxId())) {
@@ -272,7 +275,7 @@ final class LiveOperations {
     ShellSession openShell(String sessionId, Instant incarnation) {
         String name = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
         return inLiveSandbox(sessionId, incarnation, (e, sandboxId) -> new ManagedShellSession(this, sessionId,
-                sandboxId, ManagedShellSession.stateDir(sessionId, driver.exec(sandboxId,
+                sandboxId, ManagedShellSession.stateDir(sessionId, compute.exec(sandboxId,
                 ManagedShellSession.openRequest(name)))));
     }
 
@@ -313,7 +316,7 @@ final class LiveOperations {
             return;
         }
         try {
-            ExecResult r = driver.exec(shell.sandboxId, shell.closeRequest());
+            ExecResult r = compute.exec(shell.sandboxId, shell.closeRequest());
             if (!r.isSuccess()) {
                 log.debug("Session {}: removing shell state {} ended with {}", sessionId, shell.dir, r);
             }
@@ -334,6 +337,6 @@ final class LiveOperations {
      * reached); {@code incarnation} null reaches any.
      */
     SandboxFiles files(String sessionId, Instant incarnation) {
-        return new SessionFiles(driver, store, sessions, clock, fileLimits, lifecycle, sessionId, incarnation);
+        return new SessionFiles(workspaces, store, sessions, clock, fileLimits, lifecycle, sessionId, incarnation);
     }
 }

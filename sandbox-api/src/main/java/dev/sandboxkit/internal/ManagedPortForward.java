@@ -3,6 +3,7 @@ package dev.sandboxkit.internal;
 import dev.sandboxkit.PortForward;
 import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.spi.PortConnection;
+import dev.sandboxkit.spi.ComputeDriver;
 import dev.sandboxkit.spi.SandboxDriver;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -58,7 +59,7 @@ final class ManagedPortForward implements PortForward {
     private final InetSocketAddress local;
     private final byte[] token;
     private final int tokenTimeoutMillis;
-    private final SandboxDriver driver;
+    private final ComputeDriver compute;
     private final Executor io;
     private final Host host;
     private final Set<Relay> relays = ConcurrentHashMap.newKeySet();
@@ -68,7 +69,7 @@ final class ManagedPortForward implements PortForward {
     private volatile boolean open = true;
 
     ManagedPortForward(String sessionId, String sandboxId, int containerPort, ServerSocket server, String token,
-                       int tokenTimeoutMillis, SandboxDriver driver, Executor io, Host host) {
+                       int tokenTimeoutMillis, ComputeDriver compute, Executor io, Host host) {
         this.sessionId = sessionId;
         this.sandboxId = sandboxId;
         this.containerPort = containerPort;
@@ -76,7 +77,7 @@ final class ManagedPortForward implements PortForward {
         this.local = new InetSocketAddress(server.getInetAddress(), server.getLocalPort());
         this.token = token == null ? null : token.getBytes(StandardCharsets.US_ASCII);
         this.tokenTimeoutMillis = tokenTimeoutMillis;
-        this.driver = driver;
+        this.compute = compute;
         this.io = io;
         this.host = host;
     }
@@ -229,7 +230,7 @@ final class ManagedPortForward implements PortForward {
                 }
                 PortConnection conn;
                 try {
-                    conn = driver.connect(sandboxId, containerPort);
+                    conn = compute.connect(sandboxId, containerPort);
                 } catch (SandboxNotFoundException gone) {
                     ManagedPortForward.this.close();
                     return;

@@ -14,7 +14,9 @@ import dev.sandboxkit.SessionState;
 import dev.sandboxkit.SnapshotId;
 import dev.sandboxkit.SnapshotInfo;
 import dev.sandboxkit.spi.DriverContext;
+import dev.sandboxkit.spi.ComputeDriver;
 import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.spi.WorkspaceBackend;
 import dev.sandboxkit.spi.SessionRecord;
 import dev.sandboxkit.spi.SessionStore;
 import org.slf4j.Logger;
@@ -49,7 +51,9 @@ final class ManagerFacade implements SandboxManager {
     private static final AtomicInteger THREADS = new AtomicInteger();
     private static final AtomicInteger IO_THREADS = new AtomicInteger();
 
-    private final SandboxDriver driver;
+    // The driver's two halves: one object when a SandboxDriver is given, which closes both.
+    private final ComputeDriver compute;
+    private final WorkspaceBackend workspaces;
     private final SessionStore store;
     private final String instanceId;
     private final long idleMillis;
@@ -75,9 +79,10 @@ final class ManagerFacade implements SandboxManager {
     private final Executor io;
     private final boolean ownsIo;
 
-    private ManagerFacade(ManagerSettings s, SandboxDriver driver, boolean ownsDriver, Clock clock,
-                          String instanceId, Path workspaceRoot) {
-        this.driver = driver;
+    private ManagerFacade(ManagerSettings s, ComputeDriver compute, WorkspaceBackend workspaces, boolean ownsDriver,
+                          Clock clock, String instanceId, Path workspaceRoot) {
+        this.compute = compute;
+        this.workspaces = workspaces;
         this.instanceId = instanceId;
         this.ownsDriver = ownsDriver;
         this.ownsStore = s.store() == null;
@@ -93,35 +98,36 @@ final class ManagerFacade implements SandboxManager {
         this.sessions = new SessionRegistry();
         this.stats = new Stats();
         this.closed = new ClosedFlag(instanceId);
-        this.forwards = new PortForwards(driver, sessions, clock, io);
-        Removals removals = new Removals(driver, clock, forwards::closeFor);
-        this.storeIdentity = StoreIdentity.open(store, workspaceRoot, driver.name(), Instant.ofEpochMilli(clock.millis()));
+        this.forwards = new PortForwards(compute, sessions, clock, io);
+        Removals removals = new Removals(compute, clock, forwards::closeFor);
+        this.storeIdentity = StoreIdentity.open(store, workspaceRoot, compute.name(),
+                Instant.ofEpochMilli(clock.millis()));
         ManagerIdentity identity = new ManagerIdentity(instanceId, SessionIds.requireValidInstanceId(config.getFleet()),
                 storeIdentity.id());
         SpecCodec specs = new SpecCodec();
         ContainerSetup setup = new ContainerSetup();
         Events events = new Events(s.listeners());
-        this.snapshots = new Snapshots(driver, clock, identity);
-        this.pools = WarmPools.of(s.warmPools(), specs, (pool, fingerprint) -> new PoolManager(driver, identity, clock,
-                scheduler, setup, removals, stats, snapshots, closed::isClosed, pool, fingerprint));
-        ProcessSupport processes = new ProcessSupport(driver, store, sessions, clock);
-        Archives archives = new Archives(driver, store, clock, leases, instanceId, specs, io, s.archiveStore(),
+        this.snapshots = new Snapshots(workspaces, clock, identity);
+        this.pools = WarmPools.of(s.warmPools(), specs, (pool, fingerprint) -> new PoolManager(compute, workspaces,
+                identity, clock, scheduler, setup, removals, stats, snapshots, closed::isClosed, pool, fingerprint));
+        ProcessSupport processes = new ProcessSupport(compute, store, sessions, clock);
+        Archives archives = new Archives(workspaces, store, clock, leases, instanceId, specs, io, s.archiveStore(),
                 config.getArchiveAfter(), Path.of(System.getProperty("java.io.tmpdir"), "sandboxkit-archive-spool"));
-        ContainerStarter starter = new ContainerStarter(driver, store, clock, leases, identity, setup, snapshots,
-                archives, pools, removals, stats, events);
+        ContainerStarter starter = new ContainerStarter(compute, workspaces, store, clock, leases, identity, setup,
+                snapshots, archives, pools, removals, stats, events);
         SessionLocks locks = new SessionLocks(sessions, events);
-        this.engine = new LifecycleEngine(driver, store, clock, leases, instanceId, idleMillis, sessions, locks, closed,
-                starter, new SessionDestroyer(driver, store, clock, leases, instanceId, removals, processes, archives,
-                snapshots, stats, events), specs, archives, processes, removals, stats, events);
-        this.workdirs = new WorkdirSteps(driver, store, specs, snapshots, archives, locks, closed, engine);
+        this.engine = new LifecycleEngine(workspaces, store, clock, leases, instanceId, idleMillis, sessions, locks,
+                closed, starter, new SessionDestroyer(workspaces, store, clock, leases, instanceId, removals, processes,
+                archives, snapshots, stats, events), specs, archives, processes, removals, stats, events);
+        this.workdirs = new WorkdirSteps(workspaces, store, specs, snapshots, archives, locks, closed, engine);
         this.shutdown = new Shutdown(scheduler, sessions, pools, engine);
-        this.live = new LiveOperations(driver, store, sessions, clock, config.fileLimits(), events, processes,
-                forwards, engine);
+        this.live = new LiveOperations(compute, workspaces, store, sessions, clock, config.fileLimits(), events,
+                processes, forwards, engine);
         long reaperMillis = config.getReaperInterval() != null ? config.getReaperInterval().toMillis()
                 : Math.max(10, Math.min(500, idleMillis / 4));
         long reconcileMillis = config.getReconcileInterval().toMillis();
-        this.reconciler = new Reconciler(driver, store, clock, leases, identity, sessions, removals, stats, events,
-                engine, pools.all(), snapshots, storeIdentity, config.getOrphanGrace());
+        this.reconciler = new Reconciler(compute, workspaces, store, clock, leases, identity, sessions, removals, stats,
+                events, engine, pools.all(), snapshots, storeIdentity, config.getOrphanGrace());
         LeaseRenewal leaseRenewal = new LeaseRenewal(store, clock, leases, instanceId, sessions, locks, forwards,
                 closed);
         this.housekeeper = new Housekeeper(scheduler, clock, sessions, idleMillis, engine, leaseRenewal, reconciler,
@@ -150,7 +156,7 @@ final class ManagerFacade implements SandboxManager {
         ManagerFacade manager = null;
         try {
             driver.ping();
-            manager = new ManagerFacade(s, driver, ownsDriver, clock, instanceId, context.workspaceRoot());
+            manager = new ManagerFacade(s, driver, driver, ownsDriver, clock, instanceId, context.workspaceRoot());
             manager.announcePresence();
             manager.housekeeper.start();
             manager.pools.fill();
@@ -192,7 +198,7 @@ final class ManagerFacade implements SandboxManager {
      */
     private void announcePresence() {
         Instant now = leases.now();
-        store.insert(SessionRecord.builder().sessionId(presenceId()).driver(driver.name())
+        store.insert(SessionRecord.builder().sessionId(presenceId()).driver(compute.name())
                 .state(SessionState.SUSPENDED).sandboxId(null).workspace("-").spec("-").specFingerprint("-")
                 .ephemeral(false).createdAt(now).lastActivity(now).sandboxStartedAt(null).owner(instanceId)
                 .leaseExpiry(leases.lease(now)).version(1).attributes(Map.of()).build());
@@ -305,7 +311,7 @@ final class ManagerFacade implements SandboxManager {
     @Override
     public void ping() {
         engine.checkOpen();
-        driver.ping();
+        compute.ping();
     }
 
     @Override
@@ -320,7 +326,7 @@ final class ManagerFacade implements SandboxManager {
 
     @Override
     public String driverName() {
-        return driver.name();
+        return compute.name();
     }
 
     // ---------------------------------------------------------------- close
@@ -351,7 +357,7 @@ final class ManagerFacade implements SandboxManager {
             ((ExecutorService) io).shutdownNow();
         }
         if (ownsDriver) {
-            closeQuietly(driver);
+            closeQuietly(compute);
         }
         if (ownsStore) {
             closeQuietly(store);

@@ -4,7 +4,8 @@ import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.SandboxAcquireException;
 import dev.sandboxkit.WarmPool;
 import dev.sandboxkit.spi.CreateRequest;
-import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.spi.ComputeDriver;
+import dev.sandboxkit.spi.WorkspaceBackend;
 import dev.sandboxkit.spi.SandboxLabels;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,7 +41,8 @@ final class PoolManager {
     record Slot(String slotId, String sandboxId, String workspace, long startedAt, Map<String, String> attributes) {
     }
 
-    private final SandboxDriver driver;
+    private final ComputeDriver compute;
+    private final WorkspaceBackend workspaces;
     private final ManagerIdentity identity;
     private final Clock clock;
     private final ScheduledExecutorService scheduler;
@@ -56,10 +58,11 @@ final class PoolManager {
     private final AtomicLong sequence = new AtomicLong();
     private volatile boolean closed;
 
-    PoolManager(SandboxDriver driver, ManagerIdentity identity, Clock clock, ScheduledExecutorService scheduler,
-                ContainerSetup setup, Removals removals, Stats stats, Snapshots templates, BooleanSupplier managerClosed,
-                WarmPool config, String fingerprint) {
-        this.driver = driver;
+    PoolManager(ComputeDriver compute, WorkspaceBackend workspaces, ManagerIdentity identity, Clock clock,
+                ScheduledExecutorService scheduler, ContainerSetup setup, Removals removals, Stats stats,
+                Snapshots templates, BooleanSupplier managerClosed, WarmPool config, String fingerprint) {
+        this.compute = compute;
+        this.workspaces = workspaces;
         this.identity = identity;
         this.clock = clock;
         this.scheduler = scheduler;
@@ -159,25 +162,25 @@ final class PoolManager {
 
     private Slot startSlot() {
         String slotId = SLOT_PREFIX + fingerprint + "." + sequence.incrementAndGet() + "." + identity.instanceId();
-        String workspace = driver.createWorkspace(slotId, config.spec());
+        String workspace = workspaces.createWorkspace(slotId, config.spec());
         Map<String, String> labels = identity.labels(slotId, config.spec());
         labels.put(SandboxLabels.POOL, slotId);
         try {
             templates.seed(workspace, config.spec()); // a slot is handed out seeded, as a cold start would be
-            String sandboxId = driver.create(new CreateRequest(slotId, config.spec(), workspace, labels));
+            String sandboxId = compute.create(new CreateRequest(slotId, config.spec(), workspace, labels));
             try {
-                Map<String, String> attributes = setup.prepare(driver, slotId, sandboxId, config.spec(),
+                Map<String, String> attributes = setup.prepare(compute, slotId, sandboxId, config.spec(),
                         new java.util.HashMap<>());
                 // One exec while the slot waits warms the exec path (Docker opens the command channel then), so
                 // the first exec after a pool hit costs what any exec costs. Its exit code does not matter.
-                driver.exec(sandboxId, WARM_UP);
+                compute.exec(sandboxId, WARM_UP);
                 return new Slot(slotId, sandboxId, workspace, clock.millis(), attributes);
             } catch (RuntimeException setupFailed) {
                 removals.removeQuietly(sandboxId);
                 throw setupFailed;
             }
         } catch (RuntimeException e) {
-            driver.deleteWorkspace(workspace);
+            workspaces.deleteWorkspace(workspace);
             throw e;
         }
     }
@@ -186,7 +189,7 @@ final class PoolManager {
     void discard(String sandboxId, String workspace) {
         removals.removeQuietly(sandboxId);
         try {
-            driver.deleteWorkspace(workspace);
+            workspaces.deleteWorkspace(workspace);
         } catch (RuntimeException e) {
             log.warn("Could not delete pool workdir {}: {}", workspace, e.toString());
         }

@@ -4,7 +4,7 @@ import dev.sandboxkit.ForwardOptions;
 import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxUnavailableException;
 import dev.sandboxkit.spi.ComputeCapability;
-import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.spi.ComputeDriver;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,27 +35,28 @@ final class PortForwards implements ManagedPortForward.Host {
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final InetAddress LOOPBACK = loopback();
 
-    private final SandboxDriver driver;
+    private final ComputeDriver compute;
     private final SessionRegistry sessions;
     private final Clock clock;
     private final Executor io;
     private final Map<String, Set<ManagedPortForward>> bySandbox = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
-    PortForwards(SandboxDriver driver, SessionRegistry sessions, Clock clock, Executor io) {
-        this.driver = driver;
+    PortForwards(ComputeDriver compute, SessionRegistry sessions, Clock clock, Executor io) {
+        this.compute = compute;
         this.sessions = sessions;
         this.clock = clock;
         this.io = io;
     }
 
     /** Checks what can be checked before the sandbox is resumed: the port, the address, the driver. */
-    static void validate(SandboxDriver driver, int containerPort, ForwardOptions options) {
+    static void validate(ComputeDriver compute, int containerPort, ForwardOptions options) {
         if (containerPort < 1 || containerPort > 65_535) {
             throw new IllegalArgumentException("container port must be 1-65535, got: " + containerPort);
         }
-        if (!driver.computeCapabilities().contains(ComputeCapability.PORT_FORWARD)) {
-            throw new dev.sandboxkit.SandboxUnsupportedException("the " + driver.name() + " driver cannot forward ports");
+        if (!compute.computeCapabilities().contains(ComputeCapability.PORT_FORWARD)) {
+            throw new dev.sandboxkit.SandboxUnsupportedException(
+                    "the " + compute.name() + " driver cannot forward ports");
         }
         InetAddress address = options.bindAddress();
         if (address != null && !address.isLoopbackAddress() && !options.exposesBeyondLoopback()) {
@@ -96,7 +97,7 @@ final class PortForwards implements ManagedPortForward.Host {
                     + e.getMessage(), e);
         }
         ManagedPortForward f = new ManagedPortForward(sessionId, sandboxId, containerPort, server, token,
-                (int) Math.min(Integer.MAX_VALUE, options.tokenTimeout().toMillis()), driver, io, this);
+                (int) Math.min(Integer.MAX_VALUE, options.tokenTimeout().toMillis()), compute, io, this);
         bySandbox.computeIfAbsent(sandboxId, k -> ConcurrentHashMap.newKeySet()).add(f);
         if (closed) {
             f.close();

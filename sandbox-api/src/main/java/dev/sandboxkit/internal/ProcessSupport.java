@@ -9,7 +9,7 @@ import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.SandboxProcess;
 import dev.sandboxkit.SessionState;
 import dev.sandboxkit.spi.ComputeCapability;
-import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.spi.ComputeDriver;
 import dev.sandboxkit.spi.SessionRecord;
 import dev.sandboxkit.spi.SessionStore;
 import org.slf4j.Logger;
@@ -53,7 +53,7 @@ final class ProcessSupport {
     private static final int GONE_REMEMBERED = 4096;
     private static final Logger log = LoggerFactory.getLogger(ProcessSupport.class);
 
-    private final SandboxDriver driver;
+    private final ComputeDriver compute;
     private final SessionStore store;
     private final SessionRegistry sessions;
     private final Clock clock;
@@ -67,8 +67,8 @@ final class ProcessSupport {
         }
     };
 
-    ProcessSupport(SandboxDriver driver, SessionStore store, SessionRegistry sessions, Clock clock) {
-        this.driver = driver;
+    ProcessSupport(ComputeDriver compute, SessionStore store, SessionRegistry sessions, Clock clock) {
+        this.compute = compute;
         this.store = store;
         this.sessions = sessions;
         this.clock = clock;
@@ -85,9 +85,9 @@ final class ProcessSupport {
         if (request.listener() != null) {
             throw new IllegalArgumentException("a background process takes no listener: use SandboxProcess.follow");
         }
-        if (!driver.computeCapabilities().contains(ComputeCapability.BACKGROUND_PROCESSES)) {
-            throw new dev.sandboxkit.SandboxUnsupportedException("driver '" + driver.name() + "' does not support background "
-                    + "processes (it does not declare BACKGROUND_PROCESSES)");
+        if (!compute.computeCapabilities().contains(ComputeCapability.BACKGROUND_PROCESSES)) {
+            throw new dev.sandboxkit.SandboxUnsupportedException("driver '" + compute.name()
+                    + "' does not support background processes (it does not declare BACKGROUND_PROCESSES)");
         }
         String id = tag(sandboxId) + "-" + String.format("%012x", Math.max(0, System.currentTimeMillis()))
                 + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt()).substring(2);
@@ -101,7 +101,7 @@ final class ProcessSupport {
         ExecRequest start = ExecRequest.of(argv).withEnv(request.env()).withWorkingDir(request.workingDir())
                 .withTimeout(OP_TIMEOUT).withOutputLimit(64 * 1024);
         e.processContainer = sandboxId;
-        ExecResult r = driver.exec(sandboxId, ContainerSetup.withEnvironment(e.execEnv, start));
+        ExecResult r = compute.exec(sandboxId, ContainerSetup.withEnvironment(e.execEnv, start));
         if (request.tty() != null && r.termination() == ExecResult.Termination.EXITED && r.exitCode() == 6) {
             // process.sh: the image lacks script(1) or stty for a terminal.
             throw new dev.sandboxkit.SandboxUnsupportedException("session " + e.sessionId + ": " + r.stderr().strip());
@@ -133,7 +133,7 @@ final class ProcessSupport {
             return false;
         }
         try {
-            ExecResult s = driver.exec(sandboxId, op(null, "status", id));
+            ExecResult s = compute.exec(sandboxId, op(null, "status", id));
             boolean started = s.isSuccess() && !s.stdout().startsWith("none") && !s.stdout().isBlank();
             if (started) {
                 log.debug("Process {}: its start exec ended {}, but it runs", id, r);
@@ -165,7 +165,7 @@ final class ProcessSupport {
         }
         ExecResult r;
         try {
-            r = driver.exec(t.sandboxId(), op(null, "list"));
+            r = compute.exec(t.sandboxId(), op(null, "list"));
         } catch (SandboxNotFoundException gone) {
             return List.of();
         }
@@ -199,7 +199,7 @@ final class ProcessSupport {
         }
         ExecResult r;
         try {
-            r = driver.exec(t.sandboxId(), op(stdin, args).withTimeout(timeout));
+            r = compute.exec(t.sandboxId(), op(stdin, args).withTimeout(timeout));
         } catch (SandboxNotFoundException containerGone) {
             r = null;
         }
@@ -280,7 +280,7 @@ final class ProcessSupport {
             return false;
         }
         try {
-            ExecResult r = driver.exec(sandboxId, op(null, "busy").withTimeout(Duration.ofSeconds(10)));
+            ExecResult r = compute.exec(sandboxId, op(null, "busy").withTimeout(Duration.ofSeconds(10)));
             if (r.isSuccess() && r.stdout().startsWith("busy")) {
                 e.touch(now);
                 log.debug("Session {}: a background process runs; not reaped", e.sessionId);

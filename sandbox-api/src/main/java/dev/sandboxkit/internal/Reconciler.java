@@ -3,7 +3,8 @@ package dev.sandboxkit.internal;
 import dev.sandboxkit.SandboxEvent;
 import dev.sandboxkit.SessionState;
 import dev.sandboxkit.spi.SandboxDescriptor;
-import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.spi.ComputeDriver;
+import dev.sandboxkit.spi.WorkspaceBackend;
 import dev.sandboxkit.spi.SandboxLabels;
 import dev.sandboxkit.spi.SessionRecord;
 import dev.sandboxkit.spi.SessionStore;
@@ -42,7 +43,8 @@ final class Reconciler {
     /** Records per store query; a pass reads every page, so the page size bounds only each query. */
     static final int PAGE_SIZE = 500;
 
-    private final SandboxDriver driver;
+    private final ComputeDriver compute;
+    private final WorkspaceBackend workspaces;
     private final SessionStore store;
     private final Clock clock;
     private final Leases leases;
@@ -64,10 +66,12 @@ final class Reconciler {
     /** Scope owners first seen without presence in this store, and when. */
     private final Map<String, Instant> absentSince = new HashMap<>();
 
-    Reconciler(SandboxDriver driver, SessionStore store, Clock clock, Leases leases, ManagerIdentity identity,
-               SessionRegistry sessions, Removals removals, Stats stats, Events events, LifecycleActions engine,
-               Collection<PoolManager> pools, Snapshots snapshots, StoreIdentity storeIdentity, Duration grace) {
-        this.driver = driver;
+    Reconciler(ComputeDriver compute, WorkspaceBackend workspaces, SessionStore store, Clock clock, Leases leases,
+               ManagerIdentity identity, SessionRegistry sessions, Removals removals, Stats stats, Events events,
+               LifecycleActions engine, Collection<PoolManager> pools, Snapshots snapshots, StoreIdentity storeIdentity,
+               Duration grace) {
+        this.compute = compute;
+        this.workspaces = workspaces;
         this.store = store;
         this.clock = clock;
         this.leases = leases;
@@ -94,7 +98,7 @@ final class Reconciler {
         // Only what the comparison needs is kept per record; the rare record acted on is read again.
         Map<String, ActiveRecord> active = new HashMap<>();
         forEachInState(SessionState.ACTIVE, r -> active.put(r.sessionId(), new ActiveRecord(r.sandboxId(), r.version())));
-        List<SandboxDescriptor> containers = driver.list(Map.of(SandboxLabels.MANAGED, "true",
+        List<SandboxDescriptor> containers = compute.list(Map.of(SandboxLabels.MANAGED, "true",
                 SandboxLabels.FLEET, fleet));
         Set<String> held = sessions.containers();
         Map<String, Boolean> liveOwners = new HashMap<>();
@@ -185,7 +189,7 @@ final class Reconciler {
     /** Deletes the lock files of gone in-memory stores once none of their containers is left. */
     private void forgetGoneStores(Map<String, Boolean> goneStores) {
         goneStores.forEach((store, gone) -> {
-            if (gone && driver.list(Map.of(SandboxLabels.MANAGED, "true", SandboxLabels.STORE, store)).isEmpty()) {
+            if (gone && compute.list(Map.of(SandboxLabels.MANAGED, "true", SandboxLabels.STORE, store)).isEmpty()) {
                 storeIdentity.forget(store);
             }
         });
@@ -200,7 +204,7 @@ final class Reconciler {
     private void sweepWorkdirs(Instant now, Map<String, Boolean> liveOwners) {
         List<WorkspaceDescriptor> all;
         try {
-            all = driver.listWorkspaces(Map.of(SandboxLabels.MANAGED, "true"));
+            all = workspaces.listWorkspaces(Map.of(SandboxLabels.MANAGED, "true"));
         } catch (RuntimeException e) {
             log.warn("Could not list workdirs for the orphan sweep: {}", e.toString());
             return;
@@ -230,7 +234,7 @@ final class Reconciler {
                 continue; // an adopted pool slot's workdir, now another session's
             }
             try {
-                driver.deleteWorkspace(w.location());
+                workspaces.deleteWorkspace(w.location());
                 log.info("Removed orphan workdir {} (session {}, owner {}): no session record refers to it",
                         w.location(), sessionId, owner);
             } catch (RuntimeException e) {
@@ -333,7 +337,7 @@ final class Reconciler {
         discardScopedSessions(instanceId::equals); // the reaped ones: the held ones went as they stopped
         List<SandboxDescriptor> left;
         try {
-            left = driver.list(Map.of(SandboxLabels.MANAGED, "true", SandboxLabels.OWNER, instanceId));
+            left = compute.list(Map.of(SandboxLabels.MANAGED, "true", SandboxLabels.OWNER, instanceId));
         } catch (RuntimeException engineDown) {
             log.warn("Could not look for containers left behind while closing ({}); the next manager of fleet {} "
                     + "sharing this store removes them", engineDown.toString(), fleet);

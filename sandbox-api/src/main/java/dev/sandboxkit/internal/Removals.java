@@ -2,7 +2,7 @@ package dev.sandboxkit.internal;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.spi.ComputeDriver;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,13 +22,13 @@ final class Removals {
     /** A burst of removals larger than this within {@link #REMEMBERED} forgets the oldest first. */
     static final int MAX_REMEMBERED = 65_536;
 
-    private final SandboxDriver driver;
+    private final ComputeDriver compute;
     private final Cache<String, Boolean> recent;
     /** Runs first on every removal: closes the container's port forwards, which must not outlive it. */
     private final java.util.function.Consumer<String> beforeRemoval;
 
-    Removals(SandboxDriver driver, Clock clock, java.util.function.Consumer<String> beforeRemoval) {
-        this.driver = driver;
+    Removals(ComputeDriver compute, Clock clock, java.util.function.Consumer<String> beforeRemoval) {
+        this.compute = compute;
         this.beforeRemoval = beforeRemoval;
         this.recent = Caffeine.newBuilder()
                 .expireAfterWrite(REMEMBERED)
@@ -43,7 +43,7 @@ final class Removals {
         beforeRemoval.accept(sandboxId);
         recent.put(sandboxId, Boolean.TRUE);
         try {
-            driver.remove(sandboxId);
+            compute.remove(sandboxId);
         } catch (RuntimeException notRemoved) {
             recent.invalidate(sandboxId);
             throw notRemoved;

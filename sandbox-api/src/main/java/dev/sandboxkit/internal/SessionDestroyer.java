@@ -4,7 +4,7 @@ import dev.sandboxkit.SandboxEvent;
 import dev.sandboxkit.SandboxTimeoutException;
 import dev.sandboxkit.SessionState;
 import dev.sandboxkit.SessionStoreException;
-import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.spi.WorkspaceBackend;
 import dev.sandboxkit.spi.SessionRecord;
 import dev.sandboxkit.spi.SessionStore;
 import org.slf4j.Logger;
@@ -23,7 +23,7 @@ import java.util.Optional;
 final class SessionDestroyer {
     private static final Logger log = LoggerFactory.getLogger(SessionDestroyer.class);
 
-    private final SandboxDriver driver;
+    private final WorkspaceBackend workspaces;
     private final SessionStore store;
     private final Clock clock;
     private final Leases leases;
@@ -35,10 +35,10 @@ final class SessionDestroyer {
     private final Stats stats;
     private final Events events;
 
-    SessionDestroyer(SandboxDriver driver, SessionStore store, Clock clock, Leases leases, String instanceId,
+    SessionDestroyer(WorkspaceBackend workspaces, SessionStore store, Clock clock, Leases leases, String instanceId,
                      Removals removals, ProcessSupport processes, Archives archives, Snapshots snapshots, Stats stats,
                      Events events) {
-        this.driver = driver;
+        this.workspaces = workspaces;
         this.store = store;
         this.clock = clock;
         this.leases = leases;
@@ -95,7 +95,7 @@ final class SessionDestroyer {
                 attempt = 0; // it finished, failed (its claim released) or lapsed: look again
                 continue;
             }
-            SessionRecords.requireWorkdirHere(driver, rec, "destroy it there"); // before the claim: nothing written
+            SessionRecords.requireWorkdirHere(workspaces, rec, "destroy it there"); // before the claim: nothing written
             Optional<SessionRecord> claimed = store.update(rec.withSandbox(SessionState.DESTROYING, rec.sandboxId(),
                     rec.sandboxStartedAt()).withOwner(instanceId, leases.lease(now)).withLastActivity(now));
             if (claimed.isEmpty()) {
@@ -119,7 +119,7 @@ final class SessionDestroyer {
                     removals.remove(destroying.sandboxId());
                 }
                 if (!Archives.isStoredAway(destroying)) {
-                    driver.deleteWorkspace(destroying.workspace()); // else deleted when archived, maybe elsewhere
+                    workspaces.deleteWorkspace(destroying.workspace()); // else deleted when archived, maybe elsewhere
                 }
                 archives.deleteFor(destroying);
                 snapshots.deleteUnkept(sessionId);

@@ -6,6 +6,7 @@ import dev.sandboxkit.SandboxFileException;
 import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.UploadResult;
+import dev.sandboxkit.spi.WorkspaceBackend;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SessionRecord;
 import dev.sandboxkit.spi.SessionStore;
@@ -23,7 +24,7 @@ import java.util.Objects;
  * workdir (see {@link dev.sandboxkit.spi.SandboxDriver#files}).
  */
 final class SessionFiles implements SandboxFiles {
-    private final SandboxDriver driver;
+    private final WorkspaceBackend workspaces;
     private final SessionStore store;
     private final SessionRegistry sessions;
     private final Clock clock;
@@ -39,9 +40,9 @@ final class SessionFiles implements SandboxFiles {
     private record Decoded(String encoded, SandboxSpec spec) {
     }
 
-    SessionFiles(SandboxDriver driver, SessionStore store, SessionRegistry sessions, Clock clock, FileLimits limits,
-                 LifecycleActions lifecycle, String sessionId, Instant incarnation) {
-        this.driver = driver;
+    SessionFiles(WorkspaceBackend workspaces, SessionStore store, SessionRegistry sessions, Clock clock,
+                 FileLimits limits, LifecycleActions lifecycle, String sessionId, Instant incarnation) {
+        this.workspaces = workspaces;
         this.store = store;
         this.sessions = sessions;
         this.clock = clock;
@@ -76,8 +77,8 @@ final class SessionFiles implements SandboxFiles {
         if (SessionRecords.goneFor(rec, incarnation)) {
             throw SessionRecords.notFound(sessionId);
         }
-        SessionRecords.requireWorkdirHere(driver, rec, "use its files there");
-        return driver.files(rec.workspace(), spec, limits);
+        SessionRecords.requireWorkdirHere(workspaces, rec, "use its files there");
+        return workspaces.files(rec.workspace(), spec, limits);
     }
 
     private static String path(String path) {

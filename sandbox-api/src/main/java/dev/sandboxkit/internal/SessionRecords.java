@@ -4,6 +4,7 @@ import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxException;
 import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.SessionState;
+import dev.sandboxkit.spi.WorkspaceBackend;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SessionRecord;
 import dev.sandboxkit.spi.SessionStore;
@@ -54,8 +55,8 @@ final class SessionRecords {
      * @param doThere what the caller can do there instead, such as "destroy it there"
      * @throws SandboxConfigurationException naming where the workdir is
      */
-    static void requireWorkdirHere(SandboxDriver driver, SessionRecord rec, String doThere) {
-        Optional<String> where = workdirElsewhere(driver, rec);
+    static void requireWorkdirHere(WorkspaceBackend workspaces, SessionRecord rec, String doThere) {
+        Optional<String> where = workdirElsewhere(workspaces, rec);
         if (where.isPresent()) {
             throw new SandboxConfigurationException("session " + rec.sessionId() + ": this session's workdir is on "
                     + "another host (" + where.get() + "); " + doThere + " or archive it first (the archive tier, "
@@ -64,10 +65,10 @@ final class SessionRecords {
     }
 
     /** Where the session's workdir is if this manager's driver cannot reach it; archived ones are reachable. */
-    static Optional<String> workdirElsewhere(SandboxDriver driver, SessionRecord rec) {
+    static Optional<String> workdirElsewhere(WorkspaceBackend workspaces, SessionRecord rec) {
         if (Archives.isStoredAway(rec) || rec.workspace() == null || "-".equals(rec.workspace())) {
             return Optional.empty();
         }
-        return driver.workspaceElsewhere(rec.workspace());
+        return workspaces.workspaceElsewhere(rec.workspace());
     }
 }

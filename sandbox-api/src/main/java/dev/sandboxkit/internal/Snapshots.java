@@ -4,7 +4,7 @@ import dev.sandboxkit.SandboxConfigurationException;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.SandboxUnsupportedException;
 import dev.sandboxkit.WorkspaceTemplate;
-import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.spi.WorkspaceBackend;
 import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.SnapshotId;
 import dev.sandboxkit.SnapshotInfo;
@@ -30,14 +30,14 @@ import java.util.Map;
 final class Snapshots {
     private static final Logger log = LoggerFactory.getLogger(Snapshots.class);
 
-    private final SandboxDriver driver;
+    private final WorkspaceBackend workspaces;
     private final Clock clock;
     private final ManagerIdentity identity;
     /** {count, bytes, read at (clock millis)}: stats() runs on every gauge scrape, a listing reads every snapshot. */
     private volatile long[] totals;
 
-    Snapshots(SandboxDriver driver, Clock clock, ManagerIdentity identity) {
-        this.driver = driver;
+    Snapshots(WorkspaceBackend workspaces, Clock clock, ManagerIdentity identity) {
+        this.workspaces = workspaces;
         this.clock = clock;
         this.identity = identity;
     }
@@ -52,7 +52,7 @@ final class Snapshots {
         labels.put(SandboxLabels.STORE, identity.storeId());
         labels.put(SandboxLabels.SNAPSHOT, id.value());
         labels.put(SandboxLabels.KEPT, "false");
-        driver.snapshotWorkspace(rec.workspace(), labels);
+        workspaces.snapshotWorkspace(rec.workspace(), labels);
         totals = null;
         return id;
     }
@@ -67,19 +67,19 @@ final class Snapshots {
             return;
         }
         if (template.directory() != null) {
-            if (!driver.workspaceCapabilities().contains(WorkspaceCapability.DIRECTORY_TEMPLATES)) {
-                throw new SandboxConfigurationException("the " + driver.name()
+            if (!workspaces.workspaceCapabilities().contains(WorkspaceCapability.DIRECTORY_TEMPLATES)) {
+                throw new SandboxConfigurationException("the " + workspaces.name()
                         + " driver cannot seed workdirs from host directories (template " + template + ")");
             }
-            driver.seedWorkspace(template.directory(), workspace, spec);
+            workspaces.seedWorkspace(template.directory(), workspace, spec);
             return;
         }
         if (!supported()) {
-            throw new SandboxConfigurationException("the " + driver.name() + " driver has no snapshots (template "
+            throw new SandboxConfigurationException("the " + workspaces.name() + " driver has no snapshots (template "
                     + template + ")");
         }
         try {
-            driver.restoreWorkspace(find(template.snapshot()).location(), workspace, spec);
+            workspaces.restoreWorkspace(find(template.snapshot()).location(), workspace, spec);
         } catch (SandboxNotFoundException gone) {
             throw new SandboxConfigurationException("the spec's template snapshot " + template.snapshot()
                     + " does not exist (any more): keep a template snapshot (keepSnapshot) while sessions are created"
@@ -91,7 +91,7 @@ final class Snapshots {
     SnapshotDescriptor find(SnapshotId id) {
         Map<String, String> selector = fleet();
         selector.put(SandboxLabels.SNAPSHOT, id.value());
-        return driver.listSnapshots(selector).stream().findFirst()
+        return workspaces.listSnapshots(selector).stream().findFirst()
                 .orElseThrow(() -> new SandboxNotFoundException("snapshot " + id + " does not exist"));
     }
 
@@ -99,7 +99,7 @@ final class Snapshots {
     List<SnapshotInfo> of(String sessionId) {
         Map<String, String> selector = fleet();
         selector.put(SandboxLabels.SESSION, sessionId);
-        return driver.listSnapshots(selector).stream().map(Snapshots::info)
+        return workspaces.listSnapshots(selector).stream().map(Snapshots::info)
                 .sorted(Comparator.comparing(SnapshotInfo::createdAt)).toList();
     }
 
@@ -107,13 +107,13 @@ final class Snapshots {
         SnapshotDescriptor d = find(id);
         Map<String, String> labels = new HashMap<>(d.labels());
         labels.put(SandboxLabels.KEPT, Boolean.toString(keep));
-        driver.labelSnapshot(d.location(), labels);
+        workspaces.labelSnapshot(d.location(), labels);
         totals = null;
     }
 
     void delete(SnapshotId id) {
         try {
-            driver.deleteSnapshot(find(id).location());
+            workspaces.deleteSnapshot(find(id).location());
         } catch (SandboxNotFoundException gone) {
             // idempotent
         }
@@ -129,8 +129,8 @@ final class Snapshots {
         selector.put(SandboxLabels.SESSION, sessionId);
         selector.put(SandboxLabels.KEPT, "false");
         try {
-            for (SnapshotDescriptor d : driver.listSnapshots(selector)) {
-                driver.deleteSnapshot(d.location());
+            for (SnapshotDescriptor d : workspaces.listSnapshots(selector)) {
+                workspaces.deleteSnapshot(d.location());
                 log.info("Session {}: snapshot {} deleted with it", sessionId, d.labels().get(SandboxLabels.SNAPSHOT));
                 totals = null;
             }
@@ -149,12 +149,12 @@ final class Snapshots {
         }
         Map<String, String> selector = fleet();
         selector.put(SandboxLabels.KEPT, "false");
-        for (SnapshotDescriptor d : driver.listSnapshots(selector)) {
+        for (SnapshotDescriptor d : workspaces.listSnapshots(selector)) {
             if (!d.createdAt().isBefore(takenBefore) || !orphan.test(d)) {
                 continue;
             }
             try {
-                driver.deleteSnapshot(d.location());
+                workspaces.deleteSnapshot(d.location());
                 totals = null;
                 log.info("Removed orphan snapshot {} of session {}: the session is gone",
                         d.labels().get(SandboxLabels.SNAPSHOT), d.labels().get(SandboxLabels.SESSION));
@@ -175,7 +175,7 @@ final class Snapshots {
         long now = clock.millis();
         long[] t = totals;
         if (t == null || now - t[2] >= 1_000 || now < t[2]) {
-            List<SnapshotDescriptor> all = driver.listSnapshots(fleet());
+            List<SnapshotDescriptor> all = workspaces.listSnapshots(fleet());
             t = new long[] {all.size(), all.stream().mapToLong(SnapshotDescriptor::sizeBytes).sum(), now};
             totals = t;
         }
@@ -183,12 +183,12 @@ final class Snapshots {
     }
 
     private boolean supported() {
-        return driver.workspaceCapabilities().contains(WorkspaceCapability.SNAPSHOTS);
+        return workspaces.workspaceCapabilities().contains(WorkspaceCapability.SNAPSHOTS);
     }
 
     private void requireSupported() {
         if (!supported()) {
-            throw new SandboxUnsupportedException("the " + driver.name() + " driver has no workdir snapshots");
+            throw new SandboxUnsupportedException("the " + workspaces.name() + " driver has no workdir snapshots");
         }
     }
 

@@ -7,7 +7,7 @@ import dev.sandboxkit.SandboxUnsupportedException;
 import dev.sandboxkit.SessionState;
 import dev.sandboxkit.SnapshotId;
 import dev.sandboxkit.spi.WorkspaceCapability;
-import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.spi.WorkspaceBackend;
 import dev.sandboxkit.spi.SessionRecord;
 import dev.sandboxkit.spi.SessionStore;
 import dev.sandboxkit.spi.SnapshotDescriptor;
@@ -26,7 +26,7 @@ import java.util.Optional;
 final class WorkdirSteps {
     private static final Logger log = LoggerFactory.getLogger(WorkdirSteps.class);
 
-    private final SandboxDriver driver;
+    private final WorkspaceBackend workspaces;
     private final SessionStore store;
     private final SpecCodec specs;
     private final Snapshots snapshots;
@@ -35,9 +35,9 @@ final class WorkdirSteps {
     private final ClosedFlag closed;
     private final LifecycleEngine engine;
 
-    WorkdirSteps(SandboxDriver driver, SessionStore store, SpecCodec specs, Snapshots snapshots, Archives archives,
-                 SessionLocks locks, ClosedFlag closed, LifecycleEngine engine) {
-        this.driver = driver;
+    WorkdirSteps(WorkspaceBackend workspaces, SessionStore store, SpecCodec specs, Snapshots snapshots,
+                 Archives archives, SessionLocks locks, ClosedFlag closed, LifecycleEngine engine) {
+        this.workspaces = workspaces;
         this.store = store;
         this.specs = specs;
         this.snapshots = snapshots;
@@ -70,7 +70,7 @@ final class WorkdirSteps {
                 throw new SandboxAcquireException("session " + sessionId + " is held by manager " + rec.owner()
                         + "; restore it there, or once it is suspended", null, true);
             }
-            driver.restoreWorkspace(source.location(), rec.workspace(), specs.decode(rec.spec()));
+            workspaces.restoreWorkspace(source.location(), rec.workspace(), specs.decode(rec.spec()));
             log.info("Session {}: workdir restored from snapshot {}", sessionId, snapshot);
             return null;
         });
@@ -90,8 +90,8 @@ final class WorkdirSteps {
         if (sessionId.equals(newSessionId)) {
             throw new IllegalArgumentException("a session cannot be forked into itself: " + sessionId);
         }
-        if (!driver.workspaceCapabilities().contains(WorkspaceCapability.SNAPSHOTS)) {
-            throw new SandboxUnsupportedException("the " + driver.name() + " driver cannot copy workdirs");
+        if (!workspaces.workspaceCapabilities().contains(WorkspaceCapability.SNAPSHOTS)) {
+            throw new SandboxUnsupportedException("the " + workspaces.name() + " driver cannot copy workdirs");
         }
         boolean sourceFirst = sessionId.compareTo(newSessionId) < 0;
         return locks.underLock(sourceFirst ? sessionId : newSessionId, first ->
