@@ -1,8 +1,10 @@
 package dev.sandboxkit;
 
 import dev.sandboxkit.internal.ManagerSettings;
+import dev.sandboxkit.spi.ComputeDriver;
 import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.SessionStore;
+import dev.sandboxkit.spi.WorkspaceBackend;
 import org.jspecify.annotations.Nullable;
 
 import java.nio.file.Path;
@@ -341,7 +343,8 @@ public interface SandboxManager extends AutoCloseable {
         private final SandboxConfig config;
         /** The options set on this builder, each at most once. */
         private final java.util.Set<String> set = new java.util.HashSet<>();
-        private @Nullable SandboxDriver driver;
+        private @Nullable ComputeDriver compute;
+        private @Nullable WorkspaceBackend workspaces;
         private @Nullable SessionStore store;
         private @Nullable Clock clock;
         private @Nullable ScheduledExecutorService scheduler;
@@ -379,7 +382,27 @@ public interface SandboxManager extends AutoCloseable {
          */
         public Builder driver(SandboxDriver instance) {
             once("driver");
-            this.driver = Objects.requireNonNull(instance, "instance");
+            this.compute = Objects.requireNonNull(instance, "instance");
+            this.workspaces = instance;
+            return this;
+        }
+
+        /**
+         * Uses a driver given as its two halves, written separately or taken from two backends: sandboxes run on
+         * {@code compute}, which mounts the workdirs that {@code workspaces} creates. Each half declares its own
+         * capabilities ({@link ComputeDriver#computeCapabilities()}, {@link WorkspaceBackend#workspaceCapabilities()});
+         * the compute half's name is the driver's name ({@link SandboxManager#driverName()}). The manager closes
+         * neither.
+         *
+         * @param compute    the compute half
+         * @param workspaces the workspace half, whose workdir locations {@code compute} can mount
+         * @return this builder
+         * @throws IllegalStateException if a driver was chosen already
+         */
+        public Builder driver(ComputeDriver compute, WorkspaceBackend workspaces) {
+            once("driver");
+            this.compute = Objects.requireNonNull(compute, "compute");
+            this.workspaces = Objects.requireNonNull(workspaces, "workspaces");
             return this;
         }
 
@@ -683,7 +706,7 @@ public interface SandboxManager extends AutoCloseable {
                         + "archive(store, after) (in Spring Boot: an ArchiveStore bean, such as sandbox-storage-s3's "
                         + "S3ArchiveStore), or unset archive-after");
             }
-            return new ManagerSettings(config.copy(), driver, store, clock, scheduler, listeners, pools, ioExecutor,
+            return new ManagerSettings(config.copy(), compute, workspaces, store, clock, scheduler, listeners, pools, ioExecutor,
                     archiveStore).start();
         }
 

@@ -149,25 +149,34 @@ final class ManagerFacade implements SandboxManager {
                 : "m-" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
         DriverContext context = new DriverContext(instanceId, config.getWorkspaceRoot().toAbsolutePath().normalize(),
                 clock, config.getDriverSettings());
-        boolean ownsDriver = s.driver() == null;
-        SandboxDriver driver = ownsDriver
-                ? DriverResolver.create(config.getDriver(), context, Thread.currentThread().getContextClassLoader())
-                : s.driver();
+        boolean ownsDriver = s.compute() == null;
+        ComputeDriver compute;
+        WorkspaceBackend workspaces;
+        if (ownsDriver) {
+            SandboxDriver created = DriverResolver.create(config.getDriver(), context,
+                    Thread.currentThread().getContextClassLoader());
+            compute = created;
+            workspaces = created;
+        } else {
+            compute = s.compute();
+            workspaces = Objects.requireNonNull(s.workspaces(), "workspaces");
+        }
         ManagerFacade manager = null;
         try {
-            driver.ping();
-            manager = new ManagerFacade(s, driver, driver, ownsDriver, clock, instanceId, context.workspaceRoot());
+            compute.ping();
+            manager = new ManagerFacade(s, compute, workspaces, ownsDriver, clock, instanceId,
+                    context.workspaceRoot());
             manager.announcePresence();
             manager.housekeeper.start();
             manager.pools.fill();
             log.info("Sandbox manager {} started: driver={}, idleTimeout={}, workspaceRoot={}", instanceId,
-                    driver.name(), manager.idleTimeout(), context.workspaceRoot());
+                    compute.name(), manager.idleTimeout(), context.workspaceRoot());
             return manager;
         } catch (RuntimeException e) {
             if (manager != null) {
                 manager.close();
             } else if (ownsDriver) {
-                closeQuietly(driver);
+                closeQuietly(compute);
             }
             throw e;
         }

@@ -6,7 +6,8 @@ import dev.sandboxkit.SandboxListener;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.WarmPool;
 import dev.sandboxkit.spi.ArchiveStore;
-import dev.sandboxkit.spi.SandboxDriver;
+import dev.sandboxkit.spi.ComputeDriver;
+import dev.sandboxkit.spi.WorkspaceBackend;
 import dev.sandboxkit.spi.SessionStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,7 +25,8 @@ import java.util.concurrent.ScheduledExecutorService;
  * the engine; not an API (the package is not exported).
  *
  * @param config       the settings (a copy of the builder's)
- * @param driver       a driver instance, or {@code null} to create one from {@code config}
+ * @param compute      the driver's compute half, or {@code null} to create a driver from {@code config}
+ * @param workspaces   the driver's workspace half; {@code null} exactly when {@code compute} is
  * @param store        the session store, or {@code null} for an in-memory one of the manager's own
  * @param clock        the clock, or {@code null} for the system's
  * @param scheduler    the housekeeping scheduler, or {@code null} for the manager's own
@@ -35,7 +37,8 @@ import java.util.concurrent.ScheduledExecutorService;
  */
 public record ManagerSettings(
         SandboxConfig config,
-        SandboxDriver driver,
+        ComputeDriver compute,
+        WorkspaceBackend workspaces,
         SessionStore store,
         Clock clock,
         ScheduledExecutorService scheduler,

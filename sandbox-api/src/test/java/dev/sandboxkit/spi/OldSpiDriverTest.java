@@ -20,16 +20,12 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
-import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.EnumSet;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -120,7 +116,7 @@ class OldSpiDriverTest {
         m.restore("s", snapshot);
         assertThat(m.files("s").readBytes("a.txt")).asString(StandardCharsets.UTF_8).isEqualTo("one");
         assertThat(m.snapshots("s")).extracting(i -> i.id()).containsExactly(snapshot);
-        assertThat(driver.snapshotCalls.get()).isEqualTo(1);
+        assertThat(driver.memory.snapshotCalls.get()).isEqualTo(1);
     }
 
     @Test
@@ -135,7 +131,7 @@ class OldSpiDriverTest {
         assertThatThrownBy(() -> m.snapshot("s")).isInstanceOf(SandboxUnsupportedException.class)
                 .hasMessageContaining("old");
         assertThatThrownBy(() -> m.fork("s", "t")).isInstanceOf(SandboxUnsupportedException.class);
-        assertThat(driver.snapshotCalls.get()).isZero();
+        assertThat(driver.memory.snapshotCalls.get()).isZero();
         assertThatThrownBy(() -> sandbox.exec(ExecRequest.of("sh").withTty(TerminalSize.DEFAULT)))
                 .isInstanceOf(SandboxUnsupportedException.class).hasMessageContaining("TTY");
         assertThatThrownBy(() -> sandbox.forward(8080)).isInstanceOf(SandboxUnsupportedException.class);
@@ -193,7 +189,8 @@ class OldSpiDriverTest {
      */
     private abstract static class OldComputeOnlyDriver implements SandboxDriver {
         final FakeDriver compute = new FakeDriver();
-        final Map<String, Map<String, byte[]>> workdirs = new ConcurrentHashMap<>();
+        // Not its workspace half for the engine: only where the old driver keeps its workdirs.
+        final InMemoryWorkspaces memory = new InMemoryWorkspaces(Set.of());
 
         @Override
         public String name() {
@@ -207,14 +204,12 @@ class OldSpiDriverTest {
 
         @Override
         public String createWorkspace(String sessionId, SandboxSpec spec) {
-            String location = "mem:" + sessionId;
-            workdirs.computeIfAbsent(location, k -> new ConcurrentHashMap<>());
-            return location;
+            return memory.createWorkspace(sessionId, spec);
         }
 
         @Override
         public void deleteWorkspace(String workspace) {
-            workdirs.remove(workspace);
+            memory.deleteWorkspace(workspace);
         }
 
         @Override
@@ -246,9 +241,6 @@ class OldSpiDriverTest {
     /** The old driver with a files API (read and write only) and snapshots of its in-memory workdirs. */
     private static final class OldFullDriver extends OldComputeOnlyDriver {
         private final Set<DriverCapability> capabilities;
-        private final Map<String, SnapshotDescriptor> snapshots = new ConcurrentHashMap<>();
-        private final Map<String, Map<String, byte[]>> snapshotContent = new ConcurrentHashMap<>();
-        final AtomicInteger snapshotCalls = new AtomicInteger();
 
         OldFullDriver(Set<DriverCapability> capabilities) {
             this.capabilities = Set.copyOf(capabilities);
@@ -261,51 +253,32 @@ class OldSpiDriverTest {
 
         @Override
         public SandboxFiles files(String workspace, SandboxSpec spec, FileLimits limits) {
-            Map<String, byte[]> content = workdirs.get(workspace);
-            return (SandboxFiles) Proxy.newProxyInstance(SandboxFiles.class.getClassLoader(),
-                    new Class<?>[]{SandboxFiles.class}, (proxy, method, args) -> switch (method.getName()) {
-                        case "readBytes" -> content.get((String) args[0]).clone();
-                        case "write" -> {
-                            content.put((String) args[0], ((byte[]) args[1]).clone());
-                            yield null;
-                        }
-                        default -> throw new UnsupportedOperationException(method.getName());
-                    });
+            return memory.files(workspace, spec, limits);
         }
 
         @Override
         public SnapshotDescriptor snapshotWorkspace(String workspace, Map<String, String> labels) {
-            snapshotCalls.incrementAndGet();
-            String location = "snap:" + snapshotCalls.get();
-            snapshotContent.put(location, new HashMap<>(workdirs.get(workspace)));
-            SnapshotDescriptor d = new SnapshotDescriptor(location, labels, java.time.Instant.now(), 0);
-            snapshots.put(location, d);
-            return d;
+            return memory.snapshotWorkspace(workspace, labels);
         }
 
         @Override
         public void restoreWorkspace(String source, String workspace, SandboxSpec spec) {
-            Map<String, byte[]> target = workdirs.get(workspace);
-            target.clear();
-            target.putAll(snapshotContent.get(source));
+            memory.restoreWorkspace(source, workspace, spec);
         }
 
         @Override
         public List<SnapshotDescriptor> listSnapshots(Map<String, String> labels) {
-            return snapshots.values().stream()
-                    .filter(d -> d.labels().entrySet().containsAll(labels.entrySet())).toList();
+            return memory.listSnapshots(labels);
         }
 
         @Override
         public void labelSnapshot(String location, Map<String, String> labels) {
-            SnapshotDescriptor d = snapshots.get(location);
-            snapshots.put(location, new SnapshotDescriptor(location, labels, d.createdAt(), d.sizeBytes()));
+            memory.labelSnapshot(location, labels);
         }
 
         @Override
         public void deleteSnapshot(String location) {
-            snapshots.remove(location);
-            snapshotContent.remove(location);
+            memory.deleteSnapshot(location);
         }
     }
 }
