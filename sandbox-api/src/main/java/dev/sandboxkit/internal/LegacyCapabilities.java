@@ -49,13 +49,7 @@ public final class LegacyCapabilities {
      * @return the compute capabilities among it, unmodifiable
      */
     public static Set<ComputeCapability> compute(Set<dev.sandboxkit.spi.DriverCapability> old) {
-        Set<ComputeCapability> out = EnumSet.noneOf(ComputeCapability.class);
-        for (ComputeCapability c : ComputeCapability.values()) {
-            if (old.contains(dev.sandboxkit.spi.DriverCapability.valueOf(c.name()))) {
-                out.add(c);
-            }
-        }
-        return Collections.unmodifiableSet(out);
+        return part(ComputeCapability.class, old);
     }
 
     /**
@@ -65,10 +59,14 @@ public final class LegacyCapabilities {
      * @return the workspace capabilities among it, unmodifiable
      */
     public static Set<WorkspaceCapability> workspace(Set<dev.sandboxkit.spi.DriverCapability> old) {
-        Set<WorkspaceCapability> out = EnumSet.noneOf(WorkspaceCapability.class);
-        for (WorkspaceCapability c : WorkspaceCapability.values()) {
-            if (old.contains(dev.sandboxkit.spi.DriverCapability.valueOf(c.name()))) {
-                out.add(c);
+        return part(WorkspaceCapability.class, old);
+    }
+
+    private static <E extends Enum<E>> Set<E> part(Class<E> type, Set<dev.sandboxkit.spi.DriverCapability> old) {
+        Set<E> out = EnumSet.noneOf(type);
+        for (E e : EnumSet.allOf(type)) {
+            if (old.contains(dev.sandboxkit.spi.DriverCapability.valueOf(e.name()))) {
+                out.add(e);
             }
         }
         return Collections.unmodifiableSet(out);
