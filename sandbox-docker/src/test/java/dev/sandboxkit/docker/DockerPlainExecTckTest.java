@@ -4,18 +4,19 @@ import dev.sandboxkit.ExecMode;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.spi.DriverContext;
 import dev.sandboxkit.spi.SandboxDriver;
-import dev.sandboxkit.testkit.tck.SandboxDriverTck;
+import dev.sandboxkit.testkit.tck.ComputeDriverTck;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Tag;
 
 /**
- * The Docker driver against the conformance kit with {@link ExecMode#PLAIN}: every exec is an engine exec.
+ * The Docker driver against the compute kit with {@link ExecMode#PLAIN}: every exec is an engine exec.
  * {@link DockerDriverTckTest} runs the default ({@link ExecMode#AUTO}), which on the test image is the
  * command channel, so the kit's exec group covers both paths.
  */
 @Tag("slow")
 @DisplayName("Docker driver conformance, plain execs")
-class DockerPlainExecTckTest extends SandboxDriverTck {
+class DockerPlainExecTckTest extends ComputeDriverTck {
+    // Compute kit only: the exec path changes how commands run, not the workdirs (DockerDriverTckTest runs that kit).
 
     @Override
     protected SandboxDriver createDriver(DriverContext context) {

@@ -8,12 +8,13 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Tag;
 
 /**
- * The conformance kit against Podman's Docker-compatible API ({@code podman system service}, started by
+ * Both conformance kits against Podman's Docker-compatible API ({@code podman system service}, started by
  * {@code scripts/setup-env.sh} on {@code /run/sandboxkit-podman.sock}), the same driver with nothing but another host.
  */
 @Tag("podman")
 @DisplayName("Docker driver conformance on Podman")
 class DockerPodmanTckTest extends SandboxDriverTck {
+    // Both kits: another engine runs the containers and owns the mounts, so either half can differ.
 
     @BeforeAll
     static void podmanServing() {

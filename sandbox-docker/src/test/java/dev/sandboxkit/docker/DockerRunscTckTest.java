@@ -14,12 +14,13 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Tag;
 
 /**
- * The conformance kit a third time, under gVisor ({@code runsc}, registered with the engine by
+ * Both conformance kits a third time, under gVisor ({@code runsc}, registered with the engine by
  * {@code scripts/setup-env.sh}), on the default exec path (the command channel).
  */
 @Tag("gvisor")
 @DisplayName("Docker driver conformance under gVisor (runsc)")
 class DockerRunscTckTest extends SandboxDriverTck {
+    // Both kits: gVisor runs the processes and serves the workdir's file system (its gofer), so either half can differ.
 
     @BeforeAll
     static void runscRegistered() {

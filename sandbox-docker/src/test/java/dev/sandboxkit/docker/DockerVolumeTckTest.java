@@ -11,13 +11,14 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The conformance kit on the Docker driver with {@code docker.workdirs=volume}: one named volume per session
+ * Both conformance kits on the Docker driver with {@code docker.workdirs=volume}: one named volume per session
  * instead of host directories, on the real local engine. Tests gated on {@code HOST_WORKSPACE} skip through the
  * kit's own capability check; a missing engine fails (no skip when CI=true).
  */
 @Tag("volume")
 @DisplayName("Docker driver conformance, named-volume workdirs")
 class DockerVolumeTckTest extends SandboxDriverTck {
+    // Both kits: the workspace backend is another one, and the sandboxes mount a volume instead of a directory.
 
     @BeforeAll
     static void engine() {

@@ -4,15 +4,19 @@ import dev.sandboxkit.ExecMode;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.spi.DriverContext;
 import dev.sandboxkit.spi.SandboxDriver;
-import dev.sandboxkit.testkit.tck.SandboxDriverTck;
+import dev.sandboxkit.testkit.tck.ComputeDriverTck;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Tag;
 
-/** {@link TlsDockerDriverTckTest} with {@link ExecMode#PLAIN}: every exec is an engine exec over TLS. */
+/**
+ * The compute kit as in {@link TlsDockerDriverTckTest}, with {@link ExecMode#PLAIN}: every exec is an engine exec over
+ * TLS.
+ */
 @Tag("tls")
 @DisplayName("Docker driver conformance over TLS, plain execs")
-class TlsDockerPlainExecTckTest extends SandboxDriverTck {
+class TlsDockerPlainExecTckTest extends ComputeDriverTck {
+    // Compute kit only: TLS and the exec path change how commands travel, not the workdirs (see DockerDriverTckTest).
 
     @BeforeAll
     static void tlsEngine() {

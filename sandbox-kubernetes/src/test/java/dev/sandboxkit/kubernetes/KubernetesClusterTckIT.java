@@ -7,10 +7,11 @@ import dev.sandboxkit.testkit.tck.SandboxDriverTck;
 import org.junit.jupiter.api.BeforeAll;
 
 /**
- * The whole conformance kit against a real cluster ({@code mvn -pl sandbox-kubernetes verify -Pkubernetes-it}).
+ * Both conformance kits, whole, against a real cluster ({@code mvn -pl sandbox-kubernetes verify -Pkubernetes-it}).
  * Every capability the driver declares is exercised, exec included. See {@link ClusterSupport} for settings.
  */
 class KubernetesClusterTckIT extends SandboxDriverTck {
+    // Both kits: the driver's one variant on a real cluster (pods and PVCs).
 
     @BeforeAll
     static void clusterMustBeReachable() {

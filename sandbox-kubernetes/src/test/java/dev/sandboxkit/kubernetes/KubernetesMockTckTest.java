@@ -25,7 +25,7 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The conformance kit against fabric8's mock API server, for what a mock can honestly serve: the
+ * Both conformance kits against fabric8's mock API server, for what a mock can honestly serve: the
  * lifecycle, labels, listing, workspaces, idempotency and concurrent acquires. The mock has no kubelet,
  * so no process ever runs:
  * <ul>
@@ -35,11 +35,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>the tests that exec without asking for a capability (they write and read files in the workdir)
  *       are disabled by {@link NeedsRealCluster}, with the reason.</li>
  * </ul>
- * The full kit, these included, runs against a real cluster with {@code -Pkubernetes-it}
+ * The full kits, these included, run against a real cluster with {@code -Pkubernetes-it}
  * ({@link KubernetesClusterTckIT}). Pod status comes from {@link FakeKubelet}.
  */
 @ExtendWith(KubernetesMockTckTest.NeedsRealCluster.class)
 class KubernetesMockTckTest extends SandboxDriverTck {
+    // Both kits: the driver's one variant in the default build (pods and PVCs on the mock API server).
+
     private static final AtomicInteger NAMESPACES = new AtomicInteger();
     private static KubernetesMockServer server;
     private static KubernetesClient client;
@@ -68,7 +70,7 @@ class KubernetesMockTckTest extends SandboxDriverTck {
         return new WithoutProcesses(driver, new FakeKubelet(client, ns, p -> FakeKubelet.Mode.RUN));
     }
 
-    /** Disables the kit's tests that run commands without declaring it through a capability. */
+    /** Disables the kits' tests that run commands without declaring it through a capability. */
     static final class NeedsRealCluster implements ExecutionCondition {
         static final Map<String, String> EXEC_WITHOUT_CAPABILITY = Map.of(
                 "createThenExecAndList", "runs `true` in the new sandbox",

@@ -16,6 +16,9 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@link DriverCapability#REAL_PROCESSES} and the shell-level tests are skipped; its in-memory workdir
  * ({@link dev.sandboxkit.testkit.FakeExec#files()}) is exercised through the kit's write and read commands,
  * which are scripted here the way a user would script them.
+ *
+ * <p>Both kits ({@link SandboxDriverTck}): the fake has one variant. The kits' test count per driver is this class's
+ * minus its own test.
  */
 @DisplayName("FakeDriver conformance")
 class FakeDriverTckTest extends SandboxDriverTck {
