@@ -2,7 +2,7 @@
  * Session workdirs on the host and the files API on them, done on the bind-mounted directory without a
  * container: {@code HostWorkspaces} creates, claims, adopts and deletes workdirs; {@code HostFiles} is the
  * {@link dev.sandboxkit.SandboxFiles} of one workdir (its class documentation says how it defends against what
- * the container planted); {@code VolumeFiles} is the same for a named-volume workdir, through the engine's
+ * the container planted), walking down with {@code HostWalk} and writing through {@code HostPlacer}; {@code VolumeFiles} is the same for a named-volume workdir, through the engine's
  * archive API; {@code FileRules} holds what both backends apply (paths, entry names, modes, limits, errors) and
  * {@code TarExtractor} is their one tar extractor, each backend only placing what it accepted; {@code HostTrees}
  * removes and re-owns whole trees; {@code LinuxFs} binds the descriptor-relative system calls the JDK lacks
