@@ -1,8 +1,8 @@
 package dev.sandboxkit.docker.internal.files;
 
 import dev.sandboxkit.FileLimits;
-import dev.sandboxkit.SandboxFileException.Reason;
 import dev.sandboxkit.SandboxFileException;
+import dev.sandboxkit.SandboxFileException.Reason;
 import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.docker.internal.files.LinuxFs.Errno;
 import dev.sandboxkit.docker.internal.files.LinuxFs.Stat;
