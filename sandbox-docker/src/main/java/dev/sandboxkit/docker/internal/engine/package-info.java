@@ -2,8 +2,8 @@
  * The Docker driver's own Engine API client: one HTTP/1.1 connection per request over the engine socket with every
  * wait under a deadline ({@code EngineConnection}, its answers parsed by {@code ResponseReader}), pooled keep-alive
  * calls and the exec start that upgrades its connection to the raw stream ({@code EngineClient}), the engine's
- * multiplexed stdout/stderr framing ({@code StreamDemux}), and the plain exec path on top: create, start, stream, inspect, kill by marker
- * ({@code EngineExec}, {@code ExecOutput}). {@code DockerHost} is the engine's address, found by
+ * multiplexed stdout/stderr framing ({@code StreamDemux}), and the plain exec path on top: create, start, stream
+ * and inspect ({@code EngineExec}, {@code ExecOutput}), kill by marker ({@code ExecKiller}). {@code DockerHost} is the engine's address, found by
  * {@code EngineDiscovery}; a TLS engine's material ({@code EngineTls}, PEM read by {@code PemKeys}) serves both
  * docker-java and this client, which speaks TLS through an {@code SSLEngine} on its non-blocking channel
  * ({@code TlsWire}). The response parser holds every answer to fixed limits (see {@code EngineConnection}): a broken
