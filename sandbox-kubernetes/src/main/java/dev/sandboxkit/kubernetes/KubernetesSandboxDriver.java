@@ -2,11 +2,7 @@ package dev.sandboxkit.kubernetes;
 
 import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.ExecResult;
-import dev.sandboxkit.SandboxAcquireException;
-import dev.sandboxkit.SandboxConfigurationException;
-import dev.sandboxkit.SandboxException;
 import dev.sandboxkit.SandboxSpec;
-import dev.sandboxkit.SandboxTimeoutException;
 import dev.sandboxkit.SandboxUnavailableException;
 import dev.sandboxkit.spi.CreateRequest;
 import dev.sandboxkit.spi.ComputeCapability;
@@ -17,36 +13,23 @@ import dev.sandboxkit.spi.SandboxLabels;
 import dev.sandboxkit.spi.WorkspaceCapability;
 import dev.sandboxkit.spi.WorkspaceDescriptor;
 import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
-import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
-import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.KubernetesClientTimeoutException;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.math.BigDecimal;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.format.DateTimeParseException;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.EnumSet;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
@@ -84,27 +67,19 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
     static final Duration DEFAULT_READINESS_TIMEOUT = Duration.ofSeconds(120);
     static final Duration DEFAULT_TERMINATION_GRACE = Duration.ofSeconds(1);
     static final double DEFAULT_REQUEST_RATIO = 1.0;
-    /** How long {@link #remove} waits, beyond the grace period, for the kubelet to confirm the kill. */
-    static final Duration REMOVE_WAIT = Duration.ofSeconds(30);
-    private static final Logger log = LoggerFactory.getLogger(KubernetesSandboxDriver.class);
-    private static final AtomicInteger THREADS = new AtomicInteger();
 
     private final KubernetesClient client;
     private final boolean ownsClient;
     private final Settings settings;
-    private final ExecutorService stdinWriters;
-    private final PodExec execs;
+    private final PodSandboxes pods;
+    private final ClaimWorkspaces workspaces;
 
     KubernetesSandboxDriver(KubernetesClient client, boolean ownsClient, Settings settings, Supplier<String> execIds) {
         this.client = client;
         this.ownsClient = ownsClient;
         this.settings = settings;
-        this.stdinWriters = Executors.newCachedThreadPool(r -> {
-            Thread t = new Thread(r, "sandboxkit-k8s-stdin-" + THREADS.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
-        this.execs = new PodExec(client, settings.namespace(), stdinWriters, execIds);
+        this.pods = new PodSandboxes(client, settings, execIds);
+        this.workspaces = new ClaimWorkspaces(client, settings);
     }
 
     /**
@@ -171,58 +146,13 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
      */
     @Override
     public String createWorkspace(String sessionId, SandboxSpec spec) {
-        Objects.requireNonNull(sessionId, "sessionId");
-        if (spec.ephemeral()) {
-            return WorkspaceLocation.emptyDir(sessionId);
-        }
-        String name = Names.claimName(sessionId);
-        String ns = settings.namespace();
-        String location = WorkspaceLocation.claim(ns, name).toString();
-        try {
-            var resource = client.persistentVolumeClaims().inNamespace(ns).withName(name);
-            PersistentVolumeClaim existing = resource.get();
-            if (existing != null && existing.getMetadata().getDeletionTimestamp() == null) {
-                return location;
-            }
-            if (existing != null) {
-                // A destroyed session's claim, still held by its last pod: the new incarnation starts empty.
-                try {
-                    resource.waitUntilCondition(Objects::isNull, settings.readinessTimeout().toMillis(),
-                            TimeUnit.MILLISECONDS);
-                } catch (KubernetesClientTimeoutException e) {
-                    throw new SandboxTimeoutException("workspace claim " + ns + "/" + name + " is still being deleted"
-                            + " after " + settings.readinessTimeout().toSeconds() + " s", e);
-                }
-            }
-            try {
-                client.persistentVolumeClaims().inNamespace(ns).resource(Manifests.claim(settings, sessionId, name))
-                        .create();
-                log.debug("Created workspace claim {}/{} for session {}", ns, name, sessionId);
-            } catch (KubernetesClientException e) {
-                if (e.getCode() != 409) {
-                    throw e;
-                }
-                // Created concurrently by another manager: same name, same session.
-            }
-            return location;
-        } catch (KubernetesClientException e) {
-            throw Errors.createRefused(e, "workspace claim " + ns + "/" + name, masterUrl());
-        }
+        return workspaces.createWorkspace(sessionId, spec);
     }
 
     /** Deletes the session's claim (the volume goes with it under the usual Delete reclaim policy). */
     @Override
     public void deleteWorkspace(String workspace) {
-        WorkspaceLocation location = WorkspaceLocation.parse(workspace);
-        if (location.isEmptyDir()) {
-            return;
-        }
-        try {
-            client.persistentVolumeClaims().inNamespace(location.namespace()).withName(location.claim()).delete();
-        } catch (KubernetesClientException e) {
-            throw Errors.translate(e, "delete persistentvolumeclaims/" + location.claim(), masterUrl(),
-                    new SandboxException("could not delete workspace claim " + location + ": " + Errors.message(e), e));
-        }
+        workspaces.deleteWorkspace(workspace);
     }
 
     /**
@@ -231,40 +161,7 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
      */
     @Override
     public String create(CreateRequest request) {
-        SandboxSpec spec = request.spec();
-        WorkspaceLocation workspace = WorkspaceLocation.parse(request.workspace());
-        String ns = settings.namespace();
-        if (!workspace.isEmptyDir() && !ns.equals(workspace.namespace())) {
-            throw new SandboxConfigurationException("workspace " + workspace + " is in namespace "
-                    + workspace.namespace() + ", but this driver runs pods in " + ns + "; a pod can only mount a "
-                    + "claim of its own namespace");
-        }
-        String podName = Names.podName(request.sessionId());
-        Pod pod = Manifests.pod(settings, podName, request, workspace);
-        boolean policy = Manifests.wantsNetworkPolicy(settings, spec);
-        try {
-            if (policy) {
-                client.network().v1().networkPolicies().inNamespace(ns)
-                        .resource(Manifests.denyAll(settings, Names.networkPolicyName(podName), request)).create();
-            }
-            client.pods().inNamespace(ns).resource(pod).create();
-        } catch (KubernetesClientException e) {
-            deleteQuietly(podName);
-            throw Errors.createRefused(e, "pod " + ns + "/" + podName, masterUrl());
-        }
-        try {
-            PodStartup.awaitRunning(client, ns, podName, workspace.claim(), spec.image(), settings.readinessTimeout());
-        } catch (RuntimeException e) {
-            deleteQuietly(podName);
-            if (e instanceof KubernetesClientException k) {
-                throw Errors.translate(k, "watch pods/" + podName, masterUrl(),
-                        new SandboxAcquireException("pod " + ns + "/" + podName + " failed to start: "
-                                + Errors.message(k), k));
-            }
-            throw e;
-        }
-        log.debug("Pod {}/{} running for session {}", ns, podName, request.sessionId());
-        return podName;
+        return pods.create(request);
     }
 
     /**
@@ -273,9 +170,7 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
      */
     @Override
     public ExecResult exec(String sandboxId, ExecRequest request) {
-        Objects.requireNonNull(sandboxId, "sandboxId");
-        Objects.requireNonNull(request, "request");
-        return execs.run(sandboxId, request);
+        return pods.exec(sandboxId, request);
     }
 
     /**
@@ -286,11 +181,7 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
      */
     @Override
     public dev.sandboxkit.spi.PortConnection connect(String sandboxId, int port) {
-        Objects.requireNonNull(sandboxId, "sandboxId");
-        if (port < 1 || port > 65_535) {
-            throw new IllegalArgumentException("port must be 1-65535, got: " + port);
-        }
-        return PodPortConnection.open(client, settings.namespace(), sandboxId, port);
+        return pods.connect(sandboxId, port);
     }
 
     /**
@@ -299,9 +190,7 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
      */
     @Override
     public TerminalConnection openTerminal(String sandboxId, ExecRequest request) {
-        Objects.requireNonNull(sandboxId, "sandboxId");
-        Objects.requireNonNull(request, "request");
-        return execs.terminal(sandboxId, request);
+        return pods.openTerminal(sandboxId, request);
     }
 
     /**
@@ -310,24 +199,7 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
      */
     @Override
     public void remove(String sandboxId) {
-        String ns = settings.namespace();
-        try {
-            client.pods().inNamespace(ns).withName(sandboxId).withGracePeriod(settings.graceSeconds()).delete();
-            client.network().v1().networkPolicies().inNamespace(ns).withName(Names.networkPolicyName(sandboxId)).delete();
-        } catch (KubernetesClientException e) {
-            throw Errors.translate(e, "delete pods/" + sandboxId, masterUrl(),
-                    new SandboxException("could not delete pod " + ns + "/" + sandboxId + ": " + Errors.message(e), e));
-        }
-        Duration wait = Duration.ofSeconds(settings.graceSeconds()).plus(REMOVE_WAIT);
-        try {
-            client.pods().inNamespace(ns).withName(sandboxId).waitUntilCondition(Objects::isNull, wait.toMillis(),
-                    TimeUnit.MILLISECONDS);
-        } catch (KubernetesClientTimeoutException e) {
-            log.warn("Pod {}/{} is still terminating {} s after its deletion; continuing", ns, sandboxId,
-                    wait.toSeconds());
-        } catch (KubernetesClientException e) {
-            log.debug("Could not watch the deletion of pod {}/{}: {}", ns, sandboxId, e.toString());
-        }
+        pods.remove(sandboxId);
     }
 
     /**
@@ -336,32 +208,7 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
      */
     @Override
     public List<SandboxDescriptor> list(Map<String, String> labels) {
-        Map<String, String> selector = selector(labels);
-        String exact = labels.get(SandboxLabels.SESSION);
-        List<Pod> pods;
-        try {
-            pods = client.pods().inNamespace(settings.namespace()).withLabels(selector).list().getItems();
-        } catch (KubernetesClientException e) {
-            throw Errors.translate(e, "list pods", masterUrl(),
-                    new SandboxException("could not list pods: " + Errors.message(e), e));
-        }
-        List<SandboxDescriptor> out = new ArrayList<>(pods.size());
-        for (Pod pod : pods) {
-            Map<String, String> podLabels = new HashMap<>(pod.getMetadata().getLabels() == null ? Map.of()
-                    : pod.getMetadata().getLabels());
-            Map<String, String> annotations = pod.getMetadata().getAnnotations() == null ? Map.of()
-                    : pod.getMetadata().getAnnotations();
-            String session = annotations.get(SandboxLabels.SESSION);
-            if (exact != null && !exact.equals(session)) {
-                continue; // another id that sanitises to the same label value
-            }
-            if (session != null) {
-                podLabels.put(SandboxLabels.SESSION, session);
-            }
-            out.add(new SandboxDescriptor(pod.getMetadata().getName(), podLabels,
-                    createdAt(pod.getMetadata().getCreationTimestamp()), PodStartup.isRunning(pod)));
-        }
-        return out;
+        return pods.list(labels);
     }
 
     /**
@@ -370,47 +217,13 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
      */
     @Override
     public List<WorkspaceDescriptor> listWorkspaces(Map<String, String> labels) {
-        Map<String, String> selector = selector(labels);
-        String exact = labels.get(SandboxLabels.SESSION);
-        String ns = settings.namespace();
-        List<PersistentVolumeClaim> claims;
-        try {
-            claims = client.persistentVolumeClaims().inNamespace(ns).withLabels(selector).list().getItems();
-        } catch (KubernetesClientException e) {
-            throw Errors.translate(e, "list persistentvolumeclaims", masterUrl(),
-                    new SandboxException("could not list workspace claims: " + Errors.message(e), e));
-        }
-        List<WorkspaceDescriptor> out = new ArrayList<>(claims.size());
-        for (PersistentVolumeClaim pvc : claims) {
-            var meta = pvc.getMetadata();
-            String session = meta.getAnnotations() == null ? null : meta.getAnnotations().get(SandboxLabels.SESSION);
-            if (meta.getDeletionTimestamp() != null || meta.getCreationTimestamp() == null || session == null
-                    || (exact != null && !exact.equals(session))) {
-                continue;
-            }
-            Map<String, String> claimLabels = new HashMap<>(meta.getLabels() == null ? Map.of() : meta.getLabels());
-            claimLabels.put(SandboxLabels.SESSION, session); // the label holds a sanitised form
-            out.add(new WorkspaceDescriptor(WorkspaceLocation.claim(ns, meta.getName()).toString(), claimLabels,
-                    createdAt(meta.getCreationTimestamp())));
-        }
-        return out;
-    }
-
-    /** The label selector for {@code labels}: managed, and a session id in its sanitised label form. */
-    private static Map<String, String> selector(Map<String, String> labels) {
-        Map<String, String> selector = new HashMap<>(labels);
-        selector.put(SandboxLabels.MANAGED, "true");
-        String exact = labels.get(SandboxLabels.SESSION);
-        if (exact != null) {
-            selector.put(SandboxLabels.SESSION, Names.sessionLabel(exact));
-        }
-        return selector;
+        return workspaces.listWorkspaces(labels);
     }
 
     /** Closes the client if the driver created it, and stops the stdin writer threads. */
     @Override
     public void close() {
-        stdinWriters.shutdownNow();
+        pods.close();
         if (ownsClient) {
             client.close();
         }
@@ -429,33 +242,8 @@ public final class KubernetesSandboxDriver implements SandboxDriver {
         return client;
     }
 
-    private void deleteQuietly(String podName) {
-        String ns = settings.namespace();
-        try {
-            client.pods().inNamespace(ns).withName(podName).withGracePeriod(settings.graceSeconds()).delete();
-        } catch (KubernetesClientException e) {
-            log.warn("Could not delete half-created pod {}/{}: {}", ns, podName, e.toString());
-        }
-        try {
-            client.network().v1().networkPolicies().inNamespace(ns).withName(Names.networkPolicyName(podName)).delete();
-        } catch (KubernetesClientException e) {
-            log.warn("Could not delete the network policy of pod {}/{}: {}", ns, podName, e.toString());
-        }
-    }
-
     private String masterUrl() {
         return String.valueOf(client.getMasterUrl());
-    }
-
-    private static Instant createdAt(String timestamp) {
-        if (timestamp == null) {
-            return Instant.EPOCH;
-        }
-        try {
-            return Instant.parse(timestamp);
-        } catch (DateTimeParseException e) {
-            return Instant.EPOCH;
-        }
     }
 
     /**

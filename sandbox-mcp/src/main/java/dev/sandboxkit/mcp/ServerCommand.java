@@ -38,15 +38,14 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 
 /**
  * The {@code sandbox-mcp} command line: every option, its environment variable and its default, and the run
- * itself (manager, tool set, server, orderly shutdown). The library's settings are one {@link SandboxConfig}, built in
- * layers by {@link #config}; the server's own options (transport, store, HTTP) are its fields.
+ * itself (manager, tool set, server, orderly shutdown by {@link ServerShutdown}). The library's settings are one
+ * {@link SandboxConfig}, built in layers by {@link #config}; the server's own options (transport, store, HTTP) are
+ * its fields.
  */
 @Command(name = "sandbox-mcp", mixinStandardHelpOptions = true, sortOptions = false,
         versionProvider = ServerCommand.Version.class, usageHelpAutoWidth = true,
@@ -320,7 +319,7 @@ final class ServerCommand implements Callable<Integer> {
             log.error("sandbox-mcp cannot start: {}", e.getMessage());
             return 1;
         }
-        Shutdown shutdown = new Shutdown(log, manager, setup.store());
+        ServerShutdown shutdown = new ServerShutdown(log, manager, setup.store());
         SandboxMcpServer server;
         try {
             SandboxTools tools = setup.toolsBuilder().apply(manager).build();
@@ -630,62 +629,6 @@ final class ServerCommand implements Callable<Integer> {
                 store.close();
             } catch (RuntimeException ignored) {
                 // startup failed already; that is what gets reported
-            }
-        }
-    }
-
-    /**
-     * The orderly end, run once by whoever gets there first (the main thread after the client went away, or the
-     * shutdown hook on a signal); the other waits for it: close the MCP sessions (their sandboxes are released or
-     * destroyed), then the manager (it suspends what is left), then the store.
-     */
-    static final class Shutdown implements Runnable {
-        private final Logger log;
-        private final SandboxManager manager;
-        private final SessionStore store;
-        private final AtomicBoolean started = new AtomicBoolean();
-        private final CountDownLatch done = new CountDownLatch(1);
-        volatile SandboxMcpServer server;
-
-        Shutdown(Logger log, SandboxManager manager, SessionStore store) {
-            this.log = log;
-            this.manager = manager;
-            this.store = store;
-        }
-
-        @Override
-        public void run() {
-            if (!started.compareAndSet(false, true)) {
-                try {
-                    done.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-                return;
-            }
-            try {
-                step("closing the MCP sessions", () -> {
-                    if (server != null) {
-                        server.close();
-                    }
-                });
-                step("closing the sandbox manager", manager::close);
-                step("closing the session store", () -> {
-                    if (store != null) {
-                        store.close();
-                    }
-                });
-                log.info("sandbox-mcp stopped");
-            } finally {
-                done.countDown();
-            }
-        }
-
-        private void step(String what, Runnable action) {
-            try {
-                action.run();
-            } catch (RuntimeException e) {
-                log.warn("Shutdown: {} failed: {}", what, e.toString());
             }
         }
     }

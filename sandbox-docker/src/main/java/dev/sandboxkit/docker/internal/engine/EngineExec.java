@@ -13,6 +13,9 @@ import dev.sandboxkit.SandboxSpec;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import static dev.sandboxkit.docker.internal.engine.EngineClient.segment;
+import static dev.sandboxkit.docker.internal.engine.EngineConnection.NO_DEADLINE;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
@@ -20,19 +23,13 @@ import java.io.UncheckedIOException;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HexFormat;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-
-import static dev.sandboxkit.docker.internal.engine.EngineClient.segment;
-import static dev.sandboxkit.docker.internal.engine.EngineConnection.NO_DEADLINE;
 
 /**
  * The exec path, on the raw Engine API because docker-java's exec start neither half-closes stdin nor
@@ -40,7 +37,7 @@ import static dev.sandboxkit.docker.internal.engine.EngineConnection.NO_DEADLINE
  * and written on the calling thread), inspect for the exit code.
  *
  * <p>Killing: every exec carries {@value #MARKER}{@code =<random>} in its environment. On timeout,
- * interrupt or listener failure a second exec runs {@link #KILL_SCRIPT}, which SIGKILLs every process
+ * interrupt or listener failure a second exec runs {@link ExecKiller#KILL_SCRIPT}, which SIGKILLs every process
  * (and process group) whose environment holds that marker. Images without {@code /bin/sh} fall back to
  * killing the host pid tree when the engine is local.
  */
@@ -54,34 +51,6 @@ public final class EngineExec {
     /** Silence after which a running exec asks whether its container still lives (see {@link #pump}). */
     private static final long LIVENESS_NANOS = TimeUnit.SECONDS.toNanos(2);
     static final Duration MAX_TIMEOUT = Duration.ofDays(36_500);
-
-    /**
-     * Kills processes whose environment holds exactly {@code SANDBOXKIT_EXEC_ID=$1}, with their process
-     * groups (an exec'd process leads its own group and session). One {@code grep -z} over all
-     * environ files where grep supports it (GNU, busybox); otherwise one pipe per process. Up to three
-     * passes catch processes forked during the previous one. Runs under dash and busybox sh.
-     */
-    static final String KILL_SCRIPT = String.join("\n",
-            "m=\"" + MARKER + "=$1\"",
-            "if printf 'a\\0' | grep -qzxF a 2>/dev/null; then z=1; else z=; fi",
-            "n=0",
-            "while [ \"$n\" -lt 3 ]; do",
-            "  n=$((n+1))",
-            "  if [ -n \"$z\" ]; then",
-            "    pids=$(grep -lzxF \"$m\" /proc/[0-9]*/environ 2>/dev/null)",
-            "  else",
-            "    pids=",
-            "    for f in /proc/[0-9]*/environ; do",
-            "      tr '\\0' '\\n' 2>/dev/null <\"$f\" | grep -qxF \"$m\" && pids=\"$pids $f\"",
-            "    done",
-            "  fi",
-            "  [ -n \"$pids\" ] || break",
-            "  for f in $pids; do",
-            "    p=${f#/proc/}; p=${p%/environ}",
-            "    kill -9 -- \"-$p\" 2>/dev/null; kill -9 \"$p\" 2>/dev/null",
-            "  done",
-            "done",
-            "exit 0");
 
     /**
      * How every command is started ({@code exec-command.sh}): the command channel's supervisor embeds it, and
@@ -120,6 +89,7 @@ public final class EngineExec {
     private final DockerHost host;
     /** Running execs by container, so that {@link #containerRemoved} can end them. */
     private final Map<String, Set<Run>> active = new ConcurrentHashMap<>();
+    private final ExecKiller killer;
 
     /**
      * The plain exec path on {@code client}'s engine.
@@ -129,6 +99,7 @@ public final class EngineExec {
     public EngineExec(EngineClient client) {
         this.client = client;
         this.host = client.host();
+        this.killer = new ExecKiller(this, client);
     }
 
     /**
@@ -179,13 +150,7 @@ public final class EngineExec {
      * @param marker      the marker value the exec was created with
      */
     public void killMarked(String containerId, String marker) {
-        ExecRequest request = ExecRequest.of(List.of("/bin/sh", "-c", KILL_SCRIPT, "sh", marker))
-                .withTimeout(Duration.ofSeconds(3)).withOutputLimit(4096);
-        try {
-            execute(new Run(containerId, request, "/", false), false);
-        } catch (RuntimeException e) {
-            log.debug("Kill of marked processes in {} failed: {}", shortId(containerId), e.toString());
-        }
+        killer.killMarked(containerId, marker);
     }
 
     /**
@@ -268,7 +233,7 @@ public final class EngineExec {
         }
     }
 
-    private ExecResult execute(Run run, boolean killOnTimeout) {
+    ExecResult execute(Run run, boolean killOnTimeout) {
         ExecGate.Pass pass = client.gate().enter(run.containerId);
         try {
             run.execId = create(run);
@@ -290,7 +255,7 @@ public final class EngineExec {
                 }
                 throw host.unreachable(e);
             } catch (InterruptedIOException e) {
-                throw interrupted(run);
+                throw killer.interrupted(run);
             } catch (IOException e) {
                 // The start may have reached the runtime: KILLED, never "not found", so it is not run twice.
                 if (gone(run, null)) {
@@ -308,7 +273,7 @@ public final class EngineExec {
                 run.stream.close();
             }
             if (run.tty != null) {
-                resize(run, run.tty);
+                EngineTerminal.resize(client, run, run.tty);
             }
             return pump(run, killOnTimeout);
         } finally {
@@ -425,15 +390,15 @@ public final class EngineExec {
                 }
             }
         } catch (ExecOutput.ListenerFailure e) {
-            abort(run);
+            killer.abort(run);
             throw new SandboxExecException("the output listener threw; the process was killed", e.getCause());
         } catch (InterruptedIOException e) {
-            throw interrupted(run);
+            throw killer.interrupted(run);
         } catch (IOException e) {
             if (gone(run, null)) {
                 return run.result(-1, Termination.KILLED);
             }
-            abort(run);
+            killer.abort(run);
             throw new SandboxExecException("lost the output stream of an exec in " + shortId(run.containerId)
                     + ": " + e.getMessage(), e);
         }
@@ -447,7 +412,7 @@ public final class EngineExec {
         try {
             exit = awaitExit(run, run.deadline);
         } catch (InterruptedIOException e) {
-            throw interrupted(run);
+            throw killer.interrupted(run);
         } catch (IOException e) {
             throw host.unreachable(e);
         }
@@ -583,7 +548,7 @@ public final class EngineExec {
             return run.result(-1, Termination.TIMED_OUT);
         }
         long hard = run.hardDeadline == NO_DEADLINE ? System.nanoTime() + GRACE_NANOS : run.hardDeadline;
-        kill(run, hard - TimeUnit.MILLISECONDS.toNanos(300));
+        killer.kill(run, hard - TimeUnit.MILLISECONDS.toNanos(300));
         EngineConnection conn = run.stream;
         if (conn != null) {
             long drainUntil = Math.min(System.nanoTime() + DRAIN_NANOS, hard - TimeUnit.MILLISECONDS.toNanos(100));
@@ -614,102 +579,14 @@ public final class EngineExec {
         return run.result(code, Termination.TIMED_OUT);
     }
 
+    /** Kills the exec's processes; see {@link ExecKiller#kill}. Best effort, never throws. */
+    void kill(Run run, long deadline) {
+        killer.kill(run, deadline);
+    }
+
     /** Kills after an interrupt, keeps the thread's interrupt status, and returns the exception to throw. */
     SandboxExecException interrupted(Run run) {
-        Thread.interrupted();
-        try {
-            kill(run, System.nanoTime() + ABORT_KILL_NANOS);
-        } finally {
-            Thread.currentThread().interrupt();
-        }
-        return new SandboxExecException("interrupted while running a command in " + shortId(run.containerId)
-                + "; the process was killed");
-    }
-
-    private void abort(Run run) {
-        boolean wasInterrupted = Thread.interrupted();
-        try {
-            kill(run, System.nanoTime() + ABORT_KILL_NANOS);
-        } finally {
-            if (wasInterrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    /**
-     * Kills the exec's processes: the marker kill script in the container, else (no shell in the image)
-     * the host pid tree when the engine is local. Best effort, never throws.
-     */
-    void kill(Run run, long deadline) {
-        if (run.containerRemoved) {
-            return;
-        }
-        ExecResult killer = null;
-        try {
-            long budget = Math.max(TimeUnit.MILLISECONDS.toNanos(100), deadline - System.nanoTime());
-            ExecRequest request = ExecRequest.of(List.of("/bin/sh", "-c", KILL_SCRIPT, "sh", run.marker))
-                    .withTimeout(Duration.ofNanos(budget)).withOutputLimit(4096);
-            // From "/": the sandbox may have made /workspace unusable.
-            killer = execute(new Run(run.containerId, request, "/", false), false);
-        } catch (SandboxNotFoundException e) {
-            return; // the container is gone, and its processes with it
-        } catch (RuntimeException e) {
-            log.debug("Kill exec in {} failed: {}", shortId(run.containerId), e.toString());
-        }
-        if (killer == null || killer.exitCode() == 126 || killer.exitCode() == 127 || killer.timedOut()) {
-            killOnHost(run);
-        }
-    }
-
-    /** Fallback for images without /bin/sh: SIGKILL the exec's host process and its descendants. */
-    private void killOnHost(Run run) {
-        if (!host.unix() || run.execId == null) {
-            return;
-        }
-        try {
-            EngineClient.Response r = client.call("GET", "/exec/" + segment(run.execId) + "/json", null);
-            long pid = r.status() == 200 ? r.json().path("Pid").asLong(0) : 0;
-            if (pid <= 0 && run.podman) {
-                pid = markedProcess(run.marker); // Podman's exec inspect has no pid: find it by its marker
-            }
-            if (pid <= 0) {
-                return;
-            }
-            Path proc = Path.of("/proc", Long.toString(pid));
-            // The marker proves it is our process: the pid is from the engine's namespace, which may not be ours.
-            if (!Files.isDirectory(proc) || !environHolds(proc.resolve("environ"), MARKER + "=" + run.marker)) {
-                log.warn("Cannot kill timed-out exec in {}: the image has no /bin/sh and host pid {} is not visible",
-                        shortId(run.containerId), pid);
-                return;
-            }
-            ProcessHandle.of(pid).ifPresent(root -> {
-                List<ProcessHandle> tree = root.descendants().toList();
-                root.destroyForcibly();
-                tree.forEach(ProcessHandle::destroyForcibly);
-            });
-        } catch (IOException | RuntimeException e) {
-            log.warn("Cannot kill timed-out exec in {} on the host: {}", shortId(run.containerId), e.toString());
-        }
-    }
-
-    /**
-     * The host process that carries the exec's marker in its environment and whose parent does not (the exec's
-     * root, not a child that inherited it), or 0. Scans /proc: a failure path on a local engine only.
-     */
-    private static long markedProcess(String marker) {
-        String entry = MARKER + "=" + marker;
-        return ProcessHandle.allProcesses().filter(p -> marked(p.pid(), entry))
-                .filter(p -> p.parent().map(parent -> !marked(parent.pid(), entry)).orElse(true))
-                .mapToLong(ProcessHandle::pid).findFirst().orElse(0);
-    }
-
-    private static boolean marked(long pid, String entry) {
-        try {
-            return environHolds(Path.of("/proc", Long.toString(pid), "environ"), entry);
-        } catch (IOException | RuntimeException e) {
-            return false; // exited, or not ours to read
-        }
+        return killer.interrupted(run);
     }
 
     /** Whether the engine is Podman; known once the exec was created (that call negotiated the API). */
@@ -718,45 +595,6 @@ public final class EngineExec {
             return client.podman();
         } catch (IOException e) {
             throw host.unreachable(e);
-        }
-    }
-
-    private static boolean environHolds(Path environ, String entry) throws IOException {
-        byte[] env = Files.readAllBytes(environ);
-        byte[] want = entry.getBytes(StandardCharsets.UTF_8);
-        int start = 0;
-        for (int i = 0; i <= env.length; i++) {
-            if (i == env.length || env[i] == 0) {
-                if (i - start == want.length && java.util.Arrays.equals(env, start, i, want, 0, want.length)) {
-                    return true;
-                }
-                start = i + 1;
-            }
-        }
-        return false;
-    }
-
-    /**
-     * Sets a terminal's size: {@code POST /exec/{id}/resize}. The engine waits for the process to have started
-     * (or failed to), so this can follow the start at once. Best effort right after the start: a process that is
-     * already over cannot be resized, and that is no error.
-     *
-     * @return the engine's status, or -1 if it could not be asked
-     */
-    int resize(Run run, dev.sandboxkit.TerminalSize size) {
-        try {
-            EngineClient.Response r = client.call("POST", "/exec/" + segment(run.execId) + "/resize?h=" + size.rows()
-                    + "&w=" + size.columns(), null);
-            if (r.status() / 100 != 2) {
-                log.debug("Resize of exec {} answered {}: {}", shortId(run.execId), r.status(), r.message());
-            }
-            return r.status();
-        } catch (InterruptedIOException e) {
-            Thread.currentThread().interrupt();
-            return -1;
-        } catch (IOException e) {
-            log.debug("Resize of exec {} failed: {}", shortId(run.execId), e.toString());
-            return -1;
         }
     }
 

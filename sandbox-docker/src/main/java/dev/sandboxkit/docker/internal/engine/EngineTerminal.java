@@ -113,7 +113,7 @@ final class EngineTerminal implements TerminalConnection {
             } catch (IOException e) {
                 throw new SandboxExecException("cannot set up the terminal stream: " + e.getMessage(), e);
             }
-            execs.resize(run, run.tty);
+            resize(client, run, run.tty);
             EngineTerminal t = afterStart(execs, client, run, duplex);
             handedOut = true;
             return t;
@@ -225,7 +225,7 @@ final class EngineTerminal implements TerminalConnection {
         if (status != null || stream == null) {
             return;
         }
-        int code = execs.resize(run, size);
+        int code = resize(client, run, size);
         if (code / 100 == 2) {
             return;
         }
@@ -234,6 +234,30 @@ final class EngineTerminal implements TerminalConnection {
         }
         throw new SandboxExecException("the engine refused to resize the terminal of exec " + shortId(run.execId)
                 + (code < 0 ? " (unreachable)" : " (" + code + ")"));
+    }
+
+    /**
+     * Sets a terminal's size: {@code POST /exec/{id}/resize}. The engine waits for the process to have started
+     * (or failed to), so this can follow the start at once. Best effort right after the start: a process that is
+     * already over cannot be resized, and that is no error.
+     *
+     * @return the engine's status, or -1 if it could not be asked
+     */
+    static int resize(EngineClient client, EngineExec.Run run, TerminalSize size) {
+        try {
+            EngineClient.Response r = client.call("POST", "/exec/" + segment(run.execId) + "/resize?h=" + size.rows()
+                    + "&w=" + size.columns(), null);
+            if (r.status() / 100 != 2) {
+                log.debug("Resize of exec {} answered {}: {}", shortId(run.execId), r.status(), r.message());
+            }
+            return r.status();
+        } catch (InterruptedIOException e) {
+            Thread.currentThread().interrupt();
+            return -1;
+        } catch (IOException e) {
+            log.debug("Resize of exec {} failed: {}", shortId(run.execId), e.toString());
+            return -1;
+        }
     }
 
     @Override

@@ -1,14 +1,15 @@
 /**
  * The Docker driver's own Engine API client: one HTTP/1.1 connection per request over the engine socket with every
- * wait under a deadline ({@code EngineConnection}), pooled keep-alive calls and the exec start that upgrades its
- * connection to the raw stream ({@code EngineClient}), the engine's multiplexed stdout/stderr framing
- * ({@code StreamDemux}), and the plain exec path on top: create, start, stream, inspect, kill by marker
- * ({@code EngineExec}, {@code ExecOutput}). {@code DockerHost} is the engine's address, found by
- * {@code EngineDiscovery}; a TLS engine's material ({@code EngineTls}, PEM read by {@code PemKeys}) serves both
- * docker-java and this client, which speaks TLS through an {@code SSLEngine} on its non-blocking channel
- * ({@code TlsWire}). The response parser holds every answer to fixed limits (see {@code EngineConnection}): a broken
- * or hostile endpoint gets a {@link dev.sandboxkit.SandboxExecException}, never unbounded memory. How a refusal is
- * read (status first, text only where the engine gives nothing finer) is in one table: {@code EngineErrors}.
+ * wait under a deadline ({@code EngineConnection}, its answers parsed by {@code ResponseReader}), pooled keep-alive
+ * calls and the exec start that upgrades its connection to the raw stream ({@code EngineClient}), the engine's
+ * multiplexed stdout/stderr framing ({@code StreamDemux}), and the plain exec path on top: create, start, stream
+ * and inspect ({@code EngineExec}, {@code ExecOutput}), kill by marker ({@code ExecKiller}). {@code DockerHost} is
+ * the engine's address, found by {@code EngineDiscovery}; a TLS engine's material ({@code EngineTls}, PEM read by
+ * {@code PemKeys}) serves both docker-java and this client, which speaks TLS through an {@code SSLEngine} on its
+ * non-blocking channel ({@code TlsWire}). The response parser holds every answer to fixed limits (see {@code
+ * EngineConnection}): a broken or hostile endpoint gets a {@link dev.sandboxkit.SandboxExecException}, never
+ * unbounded memory. How a refusal is read (status first, text only where the engine gives nothing finer) is in one
+ * table: {@code EngineErrors}.
  *
  * <h2>Which client carries the control calls: this one</h2>
  * Execs need this client (docker-java never half-closes stdin, and the command channel has its own framing). For

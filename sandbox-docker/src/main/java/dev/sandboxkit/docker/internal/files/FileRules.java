@@ -11,9 +11,12 @@ import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.WritableByteChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.attribute.PosixFilePermission;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The rules both workdir backends ({@link HostFiles}, {@link VolumeFiles}) apply, kept in one place so that they
@@ -167,5 +170,20 @@ final class FileRules {
 
     static SandboxException ioError(String what, String path, IOException e) {
         return new SandboxFileException(Reason.IO_ERROR, "cannot " + what + " '" + path + "': " + e, e);
+    }
+
+    /** The permission bits of {@code mode} (its low nine bits) as a set. */
+    static Set<PosixFilePermission> permissions(int mode) {
+        Set<PosixFilePermission> p = EnumSet.noneOf(PosixFilePermission.class);
+        PosixFilePermission[] order = {PosixFilePermission.OTHERS_EXECUTE, PosixFilePermission.OTHERS_WRITE,
+                PosixFilePermission.OTHERS_READ, PosixFilePermission.GROUP_EXECUTE, PosixFilePermission.GROUP_WRITE,
+                PosixFilePermission.GROUP_READ, PosixFilePermission.OWNER_EXECUTE, PosixFilePermission.OWNER_WRITE,
+                PosixFilePermission.OWNER_READ};
+        for (int i = 0; i < order.length; i++) {
+            if ((mode & (1 << i)) != 0) {
+                p.add(order[i]);
+            }
+        }
+        return p;
     }
 }

@@ -14,9 +14,7 @@ import dev.sandboxkit.docker.internal.files.LinuxFs.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import static dev.sandboxkit.docker.internal.files.FileRules.DIR_MODE;
 import static dev.sandboxkit.docker.internal.files.FileRules.FILE_MODE;
-import static dev.sandboxkit.docker.internal.files.FileRules.MAX_DEPTH;
 import static dev.sandboxkit.docker.internal.files.FileRules.bytes;
 import static dev.sandboxkit.docker.internal.files.FileRules.ioError;
 import static dev.sandboxkit.docker.internal.files.FileRules.last;
@@ -25,8 +23,6 @@ import static dev.sandboxkit.docker.internal.files.FileRules.split;
 import static dev.sandboxkit.docker.internal.files.FileRules.symlink;
 import static dev.sandboxkit.docker.internal.files.FileRules.text;
 import static dev.sandboxkit.docker.internal.files.FileRules.tooLarge;
-import static dev.sandboxkit.docker.internal.files.FileRules.tooMany;
-import static dev.sandboxkit.docker.internal.files.FileRules.tooDeep;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -42,16 +38,12 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Comparator;
-import java.util.EnumSet;
 import java.util.List;
-import java.util.Set;
 import java.util.UUID;
 
 /**
@@ -103,29 +95,26 @@ import java.util.UUID;
  * ({@code 0755} for executable entries of an upload), directories {@code 0755}, all owned by the sandbox
  * user (chowned when the JVM is root; otherwise the JVM is that user); setuid, setgid and sticky bits are
  * never set. The workdir itself stays {@code 0700}, so the group and other bits open nothing on the host.
+ *
+ * <p>This class holds the API's operations; the walk (rule 1) is {@link HostWalk}, the staging and renaming
+ * (rule 3), tar extraction included, is {@link HostPlacer}.
  */
 final class HostFiles implements SandboxFiles {
     private static final Logger log = LoggerFactory.getLogger(HostFiles.class);
     /** How the JDK encodes file names: used for the host paths handed to the system calls. */
     static final Charset PATH_CHARSET = pathCharset();
 
-    private final String workdir;
-    private final byte[] workdirBytes;
     private final Staging staging;
-    private final long uid;
-    private final long gid;
-    private final boolean chown;
     private final FileLimits limits;
+    private final HostWalk walk;
+    private final HostPlacer placer;
 
     HostFiles(String workdir, Staging staging, long uid, long gid, boolean chown, FileLimits limits) {
         LinuxFs.require();
-        this.workdir = workdir;
-        this.workdirBytes = workdir.getBytes(PATH_CHARSET);
         this.staging = staging;
-        this.uid = uid;
-        this.gid = gid;
-        this.chown = chown;
         this.limits = limits;
+        this.walk = new HostWalk(workdir, uid, gid, chown, limits);
+        this.placer = new HostPlacer(workdir, walk, staging, uid, gid, chown, limits);
     }
 
     // ================================================================== metadata
@@ -134,7 +123,7 @@ final class HostFiles implements SandboxFiles {
     public FileInfo stat(String path) {
         String[] comps = split(path);
         if (comps.length == 0) {
-            int fd = openWorkdir();
+            int fd = walk.openWorkdir();
             try {
                 return info("", "", LinuxFs.stat(fd), -1, null);
             } catch (Errno e) {
@@ -143,7 +132,7 @@ final class HostFiles implements SandboxFiles {
                 LinuxFs.closeQuietly(fd);
             }
         }
-        int dir = openDir(comps, comps.length - 1, false);
+        int dir = walk.openDir(comps, comps.length - 1, false);
         try {
             byte[] name = bytes(last(comps));
             return info(path, last(comps), LinuxFs.lstat(dir, name), dir, name);
@@ -167,9 +156,9 @@ final class HostFiles implements SandboxFiles {
     @Override
     public List<FileInfo> list(String path) {
         String[] comps = split(path);
-        int dir = openDir(comps, comps.length, false);
+        int dir = walk.openDir(comps, comps.length, false);
         try {
-            List<byte[]> names = names(dir, path);
+            List<byte[]> names = walk.names(dir, path);
             List<FileInfo> out = new ArrayList<>(names.size());
             for (byte[] name : names) {
                 String n = text(name);
@@ -245,7 +234,7 @@ final class HostFiles implements SandboxFiles {
         if (comps.length == 0) {
             throw new SandboxFileException(Reason.IS_A_DIRECTORY, "'" + path + "' is the workdir, not a file");
         }
-        int dir = openDir(comps, comps.length - 1, false);
+        int dir = walk.openDir(comps, comps.length - 1, false);
         int fd = -1;
         try {
             fd = LinuxFs.openPath(dir, bytes(last(comps)));
@@ -326,83 +315,18 @@ final class HostFiles implements SandboxFiles {
             } catch (IOException e) {
                 throw ioError("write", path, e);
             }
-            own(temp, FILE_MODE);
-            place(temp, comps, path);
+            placer.own(temp, FILE_MODE);
+            placer.place(temp, comps, path);
             return n;
         } finally {
             staging.deleteQuietly(temp);
         }
     }
 
-    /** Mode and owner of a staged entry, set while only this JVM can see it. */
-    private void own(Path staged, int mode) {
-        try {
-            Files.setPosixFilePermissions(staged, permissions(mode));
-            if (chown) {
-                LinuxFs.lchown(LinuxFs.AT_FDCWD, staged.toString().getBytes(PATH_CHARSET), uid, gid);
-            }
-        } catch (IOException | Errno e) {
-            throw new SandboxFileException(Reason.IO_ERROR, "cannot set the owner of a staged file: " + e, e);
-        }
-    }
-
-    /** Renames a staged entry over the name, in the pinned parent directory (created if missing). */
-    private void place(Path staged, String[] comps, String path) {
-        int dir = openDir(comps, comps.length - 1, true);
-        try {
-            placeIn(dir, staged, comps, path);
-        } finally {
-            LinuxFs.closeQuietly(dir);
-        }
-    }
-
-    /** Renames a staged entry over the last component, in {@code dir}, its pinned parent directory. */
-    private void placeIn(int dir, Path staged, String[] comps, String path) {
-        try {
-            LinuxFs.rename(LinuxFs.AT_FDCWD, staged.toString().getBytes(PATH_CHARSET), dir, bytes(last(comps)));
-        } catch (Errno e) {
-            if (e.code == LinuxFs.EISDIR || e.code == LinuxFs.ENOTEMPTY || e.code == LinuxFs.EEXIST) {
-                throw new SandboxFileException(Reason.IS_A_DIRECTORY, "'" + path + "' is a directory");
-            }
-            if (e.code == LinuxFs.EXDEV) {
-                throw new SandboxFileException(Reason.IO_ERROR, "cannot move a file into the workdir: the workspace "
-                        + "root must be a single filesystem (" + staging.dir + " and " + workdir + " differ)");
-            }
-            throw error(e, path);
-        }
-    }
-
-    /**
-     * The parent directory of the entry placed last, kept open: a tar lists a directory's entries together, and
-     * walking down from the workdir for each costs a few system calls per component. Safe to reuse: the
-     * descriptor pins the directory itself, and an extraction only ever adds entries (a link cannot be renamed
-     * over a directory).
-     */
-    private final class Parents implements AutoCloseable {
-        private String[] comps = new String[0];
-        private int fd = -1;
-
-        int of(String[] entry) {
-            int n = entry.length - 1;
-            if (fd < 0 || comps.length != n || !Arrays.equals(comps, 0, n, entry, 0, n)) {
-                close();
-                fd = openDir(entry, n, true);
-                comps = Arrays.copyOf(entry, n);
-            }
-            return fd;
-        }
-
-        @Override
-        public void close() {
-            LinuxFs.closeQuietly(fd);
-            fd = -1;
-        }
-    }
-
     @Override
     public void mkdirs(String path) {
         String[] comps = split(path);
-        LinuxFs.closeQuietly(openDir(comps, comps.length, true));
+        LinuxFs.closeQuietly(walk.openDir(comps, comps.length, true));
     }
 
     // ================================================================== deleting
@@ -411,7 +335,7 @@ final class HostFiles implements SandboxFiles {
     public void delete(String path) {
         String[] comps = split(path);
         requireNotWorkdir(comps);
-        int dir = openDir(comps, comps.length - 1, false);
+        int dir = walk.openDir(comps, comps.length - 1, false);
         try {
             byte[] name = bytes(last(comps));
             boolean directory = LinuxFs.lstat(dir, name).isDirectory();
@@ -442,7 +366,7 @@ final class HostFiles implements SandboxFiles {
         requireNotWorkdir(comps);
         int dir;
         try {
-            dir = openDir(comps, comps.length - 1, false);
+            dir = walk.openDir(comps, comps.length - 1, false);
         } catch (SandboxNotFoundException e) {
             return false;
         }
@@ -469,7 +393,7 @@ final class HostFiles implements SandboxFiles {
 
     @Override
     public UploadResult uploadTar(String directory, InputStream tar) {
-        return extract(directory, tar, false);
+        return placer.extract(directory, tar, false);
     }
 
     /**
@@ -480,7 +404,7 @@ final class HostFiles implements SandboxFiles {
      * @throws IOException if writing fails
      */
     public void exportTree(java.io.OutputStream out) throws IOException {
-        try (TarDownload t = TarDownload.ofDirectory(openWorkdir(), "", limits, true)) {
+        try (TarDownload t = TarDownload.ofDirectory(walk.openWorkdir(), "", limits, true)) {
             t.transferTo(out);
         }
     }
@@ -494,95 +418,13 @@ final class HostFiles implements SandboxFiles {
      * @return what was extracted
      */
     public UploadResult importTree(InputStream tar) {
-        return extract("", tar, true);
-    }
-
-    /** A directory's permission bits, applied after the extraction. */
-    private record DirMode(String[] comps, int mode) {
-    }
-
-    private UploadResult extract(String directory, InputStream tar, boolean archive) {
-        String[] base = split(directory);
-        LinuxFs.closeQuietly(openDir(base, base.length, true));
-        try (Extraction into = new Extraction()) {
-            UploadResult result = TarExtractor.extract(tar, base, limits, archive, into);
-            into.applyDirModes();
-            return result;
-        } catch (Errno e) {
-            throw error(e, directory);
-        } catch (IOException e) {
-            throw ioError("upload into", directory, e);
-        }
-    }
-
-    /** Places what {@link TarExtractor} accepted: staged privately, then renamed into its pinned parent. */
-    private final class Extraction implements TarExtractor.Target<Errno>, AutoCloseable {
-        private final Parents parents = new Parents();
-        private final List<DirMode> dirModes = new ArrayList<>();
-
-        @Override
-        public void directory(String[] rel, String[] comps, int mode) {
-            LinuxFs.closeQuietly(openDir(comps, comps.length, true));
-            if (mode >= 0 && rel.length > 0) {
-                dirModes.add(new DirMode(comps, mode));
-            }
-        }
-
-        @Override
-        public long file(String[] rel, String[] comps, String path, int mode, long size, TarFormat.Reader content)
-                throws IOException {
-            Path temp = staging.newTemp();
-            try {
-                long n;
-                try (FileChannel out = FileChannel.open(temp, StandardOpenOption.WRITE)) {
-                    n = content.copyContent(out);
-                }
-                own(temp, mode);
-                placeIn(parents.of(comps), temp, comps, path);
-                return n;
-            } finally {
-                staging.deleteQuietly(temp);
-            }
-        }
-
-        @Override
-        public void symlink(String[] rel, String[] comps, String path, byte[] target) throws Errno {
-            Path temp = staging.newName();
-            try {
-                byte[] tempBytes = temp.toString().getBytes(PATH_CHARSET);
-                LinuxFs.symlink(target, LinuxFs.AT_FDCWD, tempBytes);
-                if (chown) {
-                    LinuxFs.lchown(LinuxFs.AT_FDCWD, tempBytes, uid, gid);
-                }
-                placeIn(parents.of(comps), temp, comps, path);
-            } finally {
-                staging.deleteQuietly(temp);
-            }
-        }
-
-        /** Deepest first, once everything is in: a 0555 directory could not have been filled. */
-        void applyDirModes() throws Errno {
-            for (int i = dirModes.size() - 1; i >= 0; i--) {
-                DirMode d = dirModes.get(i);
-                int fd = openDir(d.comps(), d.comps().length, false);
-                try {
-                    LinuxFs.chmod(fd, d.mode());
-                } finally {
-                    LinuxFs.closeQuietly(fd);
-                }
-            }
-        }
-
-        @Override
-        public void close() {
-            parents.close();
-        }
+        return placer.extract("", tar, true);
     }
 
     @Override
     public InputStream downloadTar(String path) {
         String[] comps = split(path);
-        int dir = comps.length == 0 ? openWorkdir() : openDir(comps, comps.length - 1, false);
+        int dir = comps.length == 0 ? walk.openWorkdir() : walk.openDir(comps, comps.length - 1, false);
         int fd = -1;
         try {
             if (comps.length == 0) {
@@ -613,125 +455,7 @@ final class HostFiles implements SandboxFiles {
         }
     }
 
-    // ================================================================== walking
-
-    private int openWorkdir() {
-        try {
-            return LinuxFs.open(LinuxFs.AT_FDCWD, workdirBytes, LinuxFs.O_PATH | LinuxFs.O_DIRECTORY | LinuxFs.O_NOFOLLOW);
-        } catch (Errno e) {
-            if (e.code == LinuxFs.ENOENT) {
-                throw new SandboxNotFoundException("the session's workdir no longer exists");
-            }
-            throw new SandboxFileException(Reason.IO_ERROR, "cannot open the session's workdir " + workdir + " (errno "
-                    + e.code + ")");
-        }
-    }
-
-    /**
-     * Opens the directory {@code comps[0..count)} below the workdir, one O_PATH no-follow step per component,
-     * each checked to be a directory; with {@code create}, missing ones are made (0755, sandbox owner).
-     *
-     * @return an O_PATH descriptor the caller closes
-     */
-    private int openDir(String[] comps, int count, boolean create) {
-        if (count > MAX_DEPTH) {
-            throw tooDeep(String.join("/", comps));
-        }
-        int fd = openWorkdir();
-        try {
-            for (int i = 0; i < count; i++) {
-                int next = openChildDir(fd, bytes(comps[i]), String.join("/", Arrays.copyOf(comps, i + 1)), create);
-                LinuxFs.closeQuietly(fd);
-                fd = next;
-            }
-            int result = fd;
-            fd = -1;
-            return result;
-        } finally {
-            LinuxFs.closeQuietly(fd);
-        }
-    }
-
-    private int openChildDir(int dir, byte[] name, String shown, boolean create) {
-        boolean created = false;
-        for (int attempt = 0; ; attempt++) {
-            int fd;
-            try {
-                fd = LinuxFs.openPath(dir, name);
-            } catch (Errno e) {
-                if (e.code == LinuxFs.ENOENT && create && attempt < 3) {
-                    try {
-                        LinuxFs.mkdir(dir, name, DIR_MODE);
-                        created = true;
-                    } catch (Errno m) {
-                        if (m.code != LinuxFs.EEXIST) {
-                            throw error(m, shown);
-                        }
-                    }
-                    continue;
-                }
-                throw error(e, shown);
-            }
-            try {
-                Stat st = LinuxFs.stat(fd);
-                if (!st.isDirectory()) {
-                    throw st.isSymlink() ? symlink(shown) : new SandboxFileException(Reason.NOT_A_DIRECTORY,
-                            "'" + shown + "' is not a directory");
-                }
-                if (created) {
-                    ownDirectory(fd, shown);
-                }
-                int result = fd;
-                fd = -1;
-                return result;
-            } catch (Errno e) {
-                throw error(e, shown);
-            } finally {
-                LinuxFs.closeQuietly(fd);
-            }
-        }
-    }
-
-    /** Mode and owner of a directory this class made, through its pinned descriptor. */
-    private void ownDirectory(int fd, String shown) {
-        try {
-            if (chown) {
-                LinuxFs.chown(fd, uid, gid);
-            }
-            Files.setPosixFilePermissions(LinuxFs.proc(fd), permissions(DIR_MODE)); // the umask may have narrowed it
-        } catch (Errno | IOException e) {
-            throw new SandboxFileException(Reason.IO_ERROR, "cannot set the owner of new directory '" + shown + "': "
-                    + e, e);
-        }
-    }
-
-    private List<byte[]> names(int dir, String path) {
-        try {
-            List<byte[]> names = LinuxFs.names(dir, limits.maxEntries());
-            if (names.size() > limits.maxEntries()) {
-                throw tooMany("directory '" + path + "'", limits.maxEntries());
-            }
-            return names;
-        } catch (Errno e) {
-            throw error(e, path);
-        }
-    }
-
     // ================================================================== helpers
-
-    private static Set<PosixFilePermission> permissions(int mode) {
-        Set<PosixFilePermission> p = EnumSet.noneOf(PosixFilePermission.class);
-        PosixFilePermission[] order = {PosixFilePermission.OTHERS_EXECUTE, PosixFilePermission.OTHERS_WRITE,
-                PosixFilePermission.OTHERS_READ, PosixFilePermission.GROUP_EXECUTE, PosixFilePermission.GROUP_WRITE,
-                PosixFilePermission.GROUP_READ, PosixFilePermission.OWNER_EXECUTE, PosixFilePermission.OWNER_WRITE,
-                PosixFilePermission.OWNER_READ};
-        for (int i = 0; i < order.length; i++) {
-            if ((mode & (1 << i)) != 0) {
-                p.add(order[i]);
-            }
-        }
-        return p;
-    }
 
     /** Maps a failed system call to the API's exceptions, naming the workdir-relative path. */
     static SandboxException error(Errno e, String path) {
@@ -803,7 +527,7 @@ final class HostFiles implements SandboxFiles {
             }
             try {
                 try {
-                    Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(permissions(0700)));
+                    Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(FileRules.permissions(0700)));
                 } catch (java.nio.file.FileAlreadyExistsException e) {
                     // made by an earlier manager on this root
                 }
@@ -811,7 +535,7 @@ final class HostFiles implements SandboxFiles {
                 if (!a.isDirectory() || a.isSymbolicLink()) {
                     throw new SandboxFileException(Reason.IO_ERROR, "staging directory " + dir + " is not a directory");
                 }
-                Files.setPosixFilePermissions(dir, permissions(0700));
+                Files.setPosixFilePermissions(dir, FileRules.permissions(0700));
                 removeStale();
             } catch (IOException e) {
                 throw new SandboxFileException(Reason.IO_ERROR, "cannot prepare staging directory " + dir + ": " + e, e);

@@ -16,19 +16,15 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.SequenceInputStream;
-import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The files API of a workdir that is a named volume, with no host path: everything goes through the engine's
@@ -58,6 +54,9 @@ public final class VolumeFiles implements SandboxFiles {
     private final long uid;
     private final long gid;
     private final FileLimits limits;
+    private final VolumePaths paths;
+    private final VolumeUpload upload;
+    private final VolumeOwner owner;
 
     /**
      * The files API on the volume mounted at {@code root} in the helper.
@@ -74,6 +73,9 @@ public final class VolumeFiles implements SandboxFiles {
         this.uid = uid;
         this.gid = gid;
         this.limits = limits;
+        this.paths = new VolumePaths(access, root, uid, gid);
+        this.upload = new VolumeUpload(access, paths, root, uid, gid, limits);
+        this.owner = new VolumeOwner(access, paths, root, uid, gid);
     }
 
     // ================================================================== metadata
@@ -92,8 +94,8 @@ public final class VolumeFiles implements SandboxFiles {
             }
             return info("", "", st);
         }
-        walk(comps, comps.length - 1, false);
-        VolumeAccess.PathStat st = access.stat(abs(comps, comps.length));
+        paths.walk(comps, comps.length - 1, false);
+        VolumeAccess.PathStat st = access.stat(paths.abs(comps, comps.length));
         if (st == null) {
             throw FileRules.notFound(path);
         }
@@ -117,7 +119,7 @@ public final class VolumeFiles implements SandboxFiles {
 
     /** The link's own target, as written: the stat header has the engine's resolution of it instead. */
     private String linkTarget(String path) {
-        try (InputStream in = access.get(abs(FileRules.split(path), FileRules.split(path).length))) {
+        try (InputStream in = access.get(paths.abs(FileRules.split(path), FileRules.split(path).length))) {
             TarFormat.Entry e = new TarFormat.Reader(in).next();
             return e != null && e.type() == TarFormat.SYMLINK ? FileRules.text(e.link()) : null;
         } catch (IOException | SandboxException e) {
@@ -132,11 +134,11 @@ public final class VolumeFiles implements SandboxFiles {
 
     private List<FileInfo> listNow(String path) {
         String[] comps = FileRules.split(path);
-        walk(comps, comps.length, false);
+        paths.walk(comps, comps.length, false);
         List<FileInfo> out = new ArrayList<>();
         // The archive of the directory is the only listing the engine offers: its direct entries are read, the
         // rest is skipped (so listing a directory costs a read of what is below it).
-        try (InputStream in = access.get(abs(comps, comps.length))) {
+        try (InputStream in = access.get(paths.abs(comps, comps.length))) {
             TarFormat.Reader reader = new TarFormat.Reader(in);
             for (TarFormat.Entry e = reader.next(); e != null; e = reader.next()) {
                 String n = FileRules.text(e.name());
@@ -206,15 +208,15 @@ public final class VolumeFiles implements SandboxFiles {
      * file instead (deleted when closed): the caller may read at its own pace, and the sandbox runs meanwhile.
      */
     private static InputStream spooled(InputStream in, String path) {
-        Path temp = tempFile();
+        Path temp = VolumePaths.tempFile();
         try (InputStream from = in) {
             Files.copy(from, temp, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
             return Files.newInputStream(temp, StandardOpenOption.DELETE_ON_CLOSE);
         } catch (IOException e) {
-            deleteQuietly(temp);
+            VolumePaths.deleteQuietly(temp);
             throw FileRules.ioError("read", path, e);
         } catch (RuntimeException e) {
-            deleteQuietly(temp);
+            VolumePaths.deleteQuietly(temp);
             throw e;
         }
     }
@@ -225,8 +227,8 @@ public final class VolumeFiles implements SandboxFiles {
         if (comps.length == 0) {
             throw new SandboxFileException(Reason.IS_A_DIRECTORY, "'" + path + "' is the workdir, not a file");
         }
-        walk(comps, comps.length - 1, false);
-        VolumeAccess.PathStat st = access.stat(abs(comps, comps.length));
+        paths.walk(comps, comps.length - 1, false);
+        VolumeAccess.PathStat st = access.stat(paths.abs(comps, comps.length));
         if (st == null) {
             throw FileRules.notFound(path);
         }
@@ -234,7 +236,7 @@ public final class VolumeFiles implements SandboxFiles {
         if (st.size() > cap) {
             throw FileRules.tooLarge(path, st.size(), cap);
         }
-        InputStream in = access.get(abs(comps, comps.length));
+        InputStream in = access.get(paths.abs(comps, comps.length));
         try {
             TarFormat.Reader reader = new TarFormat.Reader(in);
             TarFormat.Entry e = reader.next();
@@ -291,7 +293,7 @@ public final class VolumeFiles implements SandboxFiles {
             throw new SandboxFileException(Reason.IS_A_DIRECTORY, "cannot write the workdir itself");
         }
         // The header needs the size: the content is staged in a private temporary file first.
-        Path temp = tempFile();
+        Path temp = VolumePaths.tempFile();
         try {
             long n;
             try (FileChannel out = FileChannel.open(temp, StandardOpenOption.WRITE)) {
@@ -302,24 +304,24 @@ public final class VolumeFiles implements SandboxFiles {
             // Staged before the freeze: the caller's stream may be slow.
             return access.quiesced(live -> putFile(comps, path, temp, n));
         } finally {
-            deleteQuietly(temp);
+            VolumePaths.deleteQuietly(temp);
         }
     }
 
     private long putFile(String[] comps, String path, Path temp, long n) {
-        walk(comps, comps.length - 1, true);
-        VolumeAccess.PathStat st = access.stat(abs(comps, comps.length));
+        paths.walk(comps, comps.length - 1, true);
+        VolumeAccess.PathStat st = access.stat(paths.abs(comps, comps.length));
         if (st != null && st.type() == FileType.DIRECTORY) {
             throw new SandboxFileException(Reason.IS_A_DIRECTORY, "'" + path + "' is a directory");
         }
         // The engine removes whatever holds the name (a link, a FIFO) and creates the file: never written through.
         byte[] header = TarFormat.header(FileRules.bytes(FileRules.last(comps)), TarFormat.REGULAR,
                 FileRules.FILE_MODE, n, uid, gid, Instant.now().getEpochSecond(), null);
-        byte[] tail = concat(new byte[TarFormat.padding(n)], TarFormat.endOfArchive());
+        byte[] tail = VolumePaths.concat(new byte[TarFormat.padding(n)], TarFormat.endOfArchive());
         try {
             InputStream body = new SequenceInputStream(Collections.enumeration(List.of(
                     new ByteArrayInputStream(header), Files.newInputStream(temp), new ByteArrayInputStream(tail))));
-            put(abs(comps, comps.length - 1), body, header.length + n + tail.length, path);
+            paths.put(paths.abs(comps, comps.length - 1), body, header.length + n + tail.length, path);
         } catch (IOException e) {
             throw FileRules.ioError("write", path, e);
         }
@@ -329,7 +331,7 @@ public final class VolumeFiles implements SandboxFiles {
     @Override
     public void mkdirs(String path) {
         String[] comps = FileRules.split(path);
-        access.quiesced(live -> walk(comps, comps.length, true));
+        access.quiesced(live -> paths.walk(comps, comps.length, true));
     }
 
     // ================================================================== deleting
@@ -338,8 +340,8 @@ public final class VolumeFiles implements SandboxFiles {
     public void delete(String path) {
         String[] comps = FileRules.split(path);
         FileRules.requireNotWorkdir(comps);
-        walk(comps, comps.length - 1, false);
-        String target = abs(comps, comps.length);
+        paths.walk(comps, comps.length - 1, false);
+        String target = paths.abs(comps, comps.length);
         VolumeAccess.PathStat st = access.stat(target);
         if (st == null) {
             throw FileRules.notFound(path);
@@ -360,11 +362,11 @@ public final class VolumeFiles implements SandboxFiles {
         String[] comps = FileRules.split(path);
         FileRules.requireNotWorkdir(comps);
         try {
-            walk(comps, comps.length - 1, false);
+            paths.walk(comps, comps.length - 1, false);
         } catch (SandboxNotFoundException e) {
             return false;
         }
-        String target = abs(comps, comps.length);
+        String target = paths.abs(comps, comps.length);
         if (access.stat(target) == null) {
             return false;
         }
@@ -399,7 +401,7 @@ public final class VolumeFiles implements SandboxFiles {
 
     @Override
     public UploadResult uploadTar(String directory, InputStream tar) {
-        return access.quiesced(live -> extract(directory, tar, false));
+        return access.quiesced(live -> upload.extract(directory, tar, false));
     }
 
     @Override
@@ -413,9 +415,9 @@ public final class VolumeFiles implements SandboxFiles {
     private InputStream downloadNow(String path) {
         String[] comps = FileRules.split(path);
         if (comps.length > 0) {
-            walk(comps, comps.length - 1, false);
+            paths.walk(comps, comps.length - 1, false);
         }
-        String target = abs(comps, comps.length);
+        String target = paths.abs(comps, comps.length);
         VolumeAccess.PathStat st = access.stat(target);
         if (st == null) {
             throw comps.length == 0 ? new SandboxNotFoundException("the session's workdir no longer exists")
@@ -465,28 +467,15 @@ public final class VolumeFiles implements SandboxFiles {
      * @return what was extracted
      */
     public UploadResult importTree(InputStream tar) {
-        return access.quiesced(live -> extract("", tar, true));
+        return access.quiesced(live -> upload.extract("", tar, true));
     }
 
     /**
      * Gives the workdir's top directory to the owner, mode 0700, as a host workdir is made.
      */
     public void ownRoot() {
-        int slash = root.lastIndexOf('/');
-        String parent = slash <= 0 ? "/" : root.substring(0, slash);
-        byte[] name = FileRules.bytes(root.substring(slash + 1) + "/");
-        byte[] entry = concat(TarFormat.header(name, TarFormat.DIRECTORY, 0700, 0, uid, gid,
-                Instant.now().getEpochSecond(), null), TarFormat.endOfArchive());
-        access.quiesced(live -> {
-            put(parent, new ByteArrayInputStream(entry), entry.length, "");
-            return null;
-        });
+        owner.ownRoot();
     }
-
-    /** Capabilities of the re-owning container: chown, and reading and searching directories of any mode. */
-    static final List<String> REOWN_CAPABILITIES = List.of("CHOWN", "DAC_READ_SEARCH");
-    private static final int ROOT_ENTRY_BYTES = 64 * 1024;
-    private static final String REOWN_NEEDS = " (re-owning runs sh, find, chown and chgrp from the session's image)";
 
     /**
      * Makes an existing workdir the owner's before a container starts on it, as the host backend's claim does:
@@ -494,72 +483,15 @@ public final class VolumeFiles implements SandboxFiles {
      * (the top's uid) is given to the new one and every entry in the previous group to the new group, links and
      * special files as themselves; other owners' entries are left alone. Then the top, last, as {@link #ownRoot}
      * does, so an interrupted run is completed by the next one. The re-owning runs {@code sh}, {@code find},
-     * {@code chown} and {@code chgrp} in a one-off root container with only {@link #REOWN_CAPABILITIES}; the
-     * image needs them. The sandbox is frozen meanwhile if it runs (it should not: this precedes its start).
+     * {@code chown} and {@code chgrp} in a one-off root container with only the capabilities {@code CHOWN} and
+     * {@code DAC_READ_SEARCH}; the image needs them. The sandbox is frozen meanwhile if it runs (it should not: this precedes its start).
      *
      * @param shown how to name the workdir in errors
      * @return whether entries were re-owned (the previous owner differed)
      * @throws SandboxException if the tree could not be re-owned (the top keeps its previous owner then)
      */
     public boolean claim(String shown) {
-        return access.quiesced(live -> {
-            TarFormat.Entry top = rootEntry();
-            boolean reown = top.uid() != uid || top.gid() != gid;
-            if (reown) {
-                reown(top.uid(), top.gid(), shown);
-            }
-            ownRoot();
-            return reown;
-        });
-    }
-
-    /**
-     * The top directory's tar entry, for its owner (the engine's stat has none): the first header of its
-     * archive, from the archive's first {@value #ROOT_ENTRY_BYTES} bytes only (its PAX records included).
-     */
-    private TarFormat.Entry rootEntry() {
-        byte[] prefix = access.getPrefix(root, ROOT_ENTRY_BYTES);
-        try {
-            TarFormat.Entry e = new TarFormat.Reader(new ByteArrayInputStream(prefix)).next();
-            if (e == null || e.type() != TarFormat.DIRECTORY) {
-                throw new SandboxException("the engine's archive of the workdir does not start with its directory");
-            }
-            return e;
-        } catch (IOException e) {
-            throw FileRules.ioError("read the owner of", "", e);
-        }
-    }
-
-    private void reown(long fromUid, long fromGid, String shown) {
-        String u = Long.toString(uid);
-        String g = Long.toString(gid);
-        // A pass for the owner, then one for the group: busybox's find never runs an -exec ... + inside
-        // parentheses, so no one-pass expression. find never follows links, chown -h and chgrp -h change links
-        // themselves, and -exec ... + passes names as arguments (any bytes, newlines included). The top is left
-        // to ownRoot, last.
-        List<String> passes = new ArrayList<>();
-        if (fromUid != uid) {
-            passes.add("find \"$0\" -xdev -mindepth 1 -depth -user \"$1\" -exec chown -h \"$2\" {} +");
-        }
-        if (fromGid != gid) {
-            passes.add("find \"$0\" -xdev -mindepth 1 -depth -group \"$3\" -exec chgrp -h \"$4\" {} +");
-        }
-        List<String> argv = List.of("sh", "-c", String.join(" && ", passes), root, Long.toString(fromUid), u,
-                Long.toString(fromGid), g);
-        String to = u + ":" + g;
-        String failed = "cannot give workdir " + shown + " to the sandbox user " + to + " (its previous owner is "
-                + fromUid + ":" + fromGid + "): ";
-        VolumeAccess.Run r;
-        try {
-            r = access.runAsRoot(argv, REOWN_CAPABILITIES);
-        } catch (SandboxFileException e) { // the engine could not run it: no sh in the image, say
-            throw new SandboxException(failed + e.getMessage().strip() + REOWN_NEEDS, e);
-        }
-        if (r.exitCode() != 0) {
-            String out = r.output().strip();
-            throw new SandboxException(failed + "exit " + r.exitCode() + ": "
-                    + (out.length() > 500 ? out.substring(0, 500) : out) + REOWN_NEEDS);
-        }
+        return owner.claim(shown);
     }
 
     /**
@@ -583,243 +515,7 @@ public final class VolumeFiles implements SandboxFiles {
         return TarDownload.ofDirectory(fd, "", UNLIMITED, true);
     }
 
-    /** Where an entry of the spooled archive stands: made by it, or found in the volume. */
-    private enum Kind { NEW_DIR, OLD_DIR, FILE, LINK }
-
-    private UploadResult extract(String directory, InputStream tar, boolean archive) {
-        String[] base = FileRules.split(directory);
-        List<VolumeAccess.PathStat> baseStats = walk(base, base.length, true);
-        // Extracted at the helper's "/" with full names: the engine refuses a link whose target leaves the
-        // directory it extracts into, and a workdir's archive may hold such links (kept as data, never followed).
-        String prefix = abs(base, base.length).substring(1) + "/";
-        long now = Instant.now().getEpochSecond();
-        Path spool = tempFile();
-        try {
-            UploadResult result;
-            try (FileChannel out = FileChannel.open(spool, StandardOpenOption.WRITE)) {
-                // Every directory above the entries as an entry of its own, mode unchanged: the engine would make
-                // one that vanished meanwhile (a sandbox renaming it) as root, which the sandbox could not remove.
-                String[] rootParts = root.substring(1).split("/");
-                for (int i = 1; i <= rootParts.length; i++) {
-                    String dir = "/" + String.join("/", Arrays.copyOf(rootParts, i));
-                    VolumeAccess.PathStat st = access.stat(dir);
-                    write(out, TarFormat.header(FileRules.bytes(dir.substring(1) + "/"), TarFormat.DIRECTORY,
-                            st == null ? FileRules.DIR_MODE : st.mode() & 0777, 0, uid, gid, now, null));
-                }
-                for (int i = 0; i < base.length; i++) {
-                    write(out, TarFormat.header(dirName(abs(base, 0).substring(1) + "/", Arrays.copyOf(base, i + 1)),
-                            TarFormat.DIRECTORY, baseStats.get(i).mode() & 0777, 0, uid, gid, now, null));
-                }
-                result = TarExtractor.extract(tar, base, limits, archive, new Spool(base, prefix, out, now));
-                write(out, TarFormat.endOfArchive());
-            }
-            put("/", Files.newInputStream(spool), Files.size(spool), directory);
-            return result;
-        } catch (IOException e) {
-            throw FileRules.ioError("upload into", directory, e);
-        } finally {
-            deleteQuietly(spool);
-        }
-    }
-
-    /**
-     * Writes what {@link TarExtractor} accepted as a clean archive for one {@code PUT}, owner and modes set here;
-     * every parent directory is either checked in the volume or made by the same archive.
-     */
-    private final class Spool implements TarExtractor.Target<RuntimeException> {
-        private final String[] base;
-        private final String prefix;
-        private final FileChannel out;
-        private final long now;
-        private final Map<String, Kind> seen = new HashMap<>();
-
-        Spool(String[] base, String prefix, FileChannel out, long now) {
-            this.base = base;
-            this.prefix = prefix;
-            this.out = out;
-            this.now = now;
-            seen.put("", Kind.OLD_DIR);
-        }
-
-        @Override
-        public void directory(String[] rel, String[] comps, int mode) throws IOException {
-            if (rel.length == 0) {
-                return;
-            }
-            parents(rel);
-            if (ensureDir(rel, mode) == Kind.OLD_DIR && mode >= 0) {
-                // An existing directory gets the archive's mode, as the host import gives it.
-                write(out, TarFormat.header(dirName(prefix, rel), TarFormat.DIRECTORY, mode, 0, uid, gid, now, null));
-            }
-        }
-
-        @Override
-        public long file(String[] rel, String[] comps, String path, int mode, long size, TarFormat.Reader content)
-                throws IOException {
-            parents(rel);
-            claim(rel, Kind.FILE, path);
-            write(out, TarFormat.header(name(prefix, rel), TarFormat.REGULAR, mode, size, uid, gid, now, null));
-            long n = content.copyContent(out);
-            write(out, new byte[TarFormat.padding(n)]);
-            return n;
-        }
-
-        @Override
-        public void symlink(String[] rel, String[] comps, String path, byte[] target) throws IOException {
-            parents(rel);
-            claim(rel, Kind.LINK, path);
-            write(out, TarFormat.header(name(prefix, rel), TarFormat.SYMLINK, 0777, 0, uid, gid, now, target));
-        }
-
-        /** Makes sure every parent of {@code rel} is a directory, made by this archive or checked in the volume. */
-        private void parents(String[] rel) throws IOException {
-            for (int i = 1; i < rel.length; i++) {
-                ensureDir(Arrays.copyOf(rel, i), -1);
-            }
-        }
-
-        /**
-         * The directory {@code rel}: known from this archive, else looked up in the volume (a link there is
-         * refused) unless a parent was made by this archive, and written as an entry when missing ({@code mode}
-         * -1: 0755).
-         */
-        private Kind ensureDir(String[] rel, int mode) throws IOException {
-            String key = String.join("/", rel);
-            String shown = String.join("/", FileRules.concat(base, rel));
-            Kind k = seen.get(key);
-            if (k == null) {
-                Kind parent = seen.getOrDefault(String.join("/", Arrays.copyOf(rel, rel.length - 1)), Kind.OLD_DIR);
-                VolumeAccess.PathStat st = parent == Kind.NEW_DIR ? null : access.stat(root + "/" + shown);
-                if (st == null) {
-                    write(out, TarFormat.header(dirName(prefix, rel), TarFormat.DIRECTORY,
-                            mode < 0 ? FileRules.DIR_MODE : mode, 0, uid, gid, now, null));
-                    k = Kind.NEW_DIR;
-                } else if (st.type() == FileType.DIRECTORY) {
-                    // Written with its own mode, for the reason given in extract.
-                    write(out, TarFormat.header(dirName(prefix, rel), TarFormat.DIRECTORY, st.mode() & 0777, 0, uid,
-                            gid, now, null));
-                    k = Kind.OLD_DIR;
-                } else if (st.type() == FileType.SYMLINK) {
-                    throw FileRules.symlink(shown);
-                } else {
-                    throw new SandboxFileException(Reason.NOT_A_DIRECTORY, "'" + shown + "' is not a directory");
-                }
-                seen.put(key, k);
-                return k;
-            }
-            if (k == Kind.LINK) {
-                throw FileRules.symlink(shown);
-            }
-            if (k == Kind.FILE) {
-                throw new SandboxFileException(Reason.NOT_A_DIRECTORY, "'" + shown + "' is not a directory");
-            }
-            return k;
-        }
-
-        /** A file or link of the archive replaces a file or link, never a directory (as the host upload refuses). */
-        private void claim(String[] rel, Kind kind, String path) {
-            Kind before = seen.put(String.join("/", rel), kind);
-            if (before == Kind.NEW_DIR || before == Kind.OLD_DIR) {
-                throw new SandboxFileException(Reason.IS_A_DIRECTORY, "'" + path + "' is a directory");
-            }
-        }
-    }
-
-    private static byte[] name(String prefix, String[] rel) {
-        return FileRules.bytes(prefix + String.join("/", rel));
-    }
-
-    private static byte[] dirName(String prefix, String[] rel) {
-        return FileRules.bytes(prefix + String.join("/", rel) + "/");
-    }
-
-    private static void write(FileChannel out, byte[] b) throws IOException {
-        ByteBuffer bb = ByteBuffer.wrap(b);
-        while (bb.hasRemaining()) {
-            out.write(bb);
-        }
-    }
-
-    // ================================================================== walking
-
-    /**
-     * Checks that {@code comps[0..count)} are real directories, one {@code HEAD} per component; with
-     * {@code create}, missing ones are made (0755, the owner's).
-     */
-    private List<VolumeAccess.PathStat> walk(String[] comps, int count, boolean create) {
-        if (count > FileRules.MAX_DEPTH) {
-            throw FileRules.tooDeep(String.join("/", comps));
-        }
-        List<VolumeAccess.PathStat> stats = new ArrayList<>(count);
-        for (int i = 0; i < count; i++) {
-            String shown = String.join("/", Arrays.copyOf(comps, i + 1));
-            String p = abs(comps, i + 1);
-            VolumeAccess.PathStat st = access.stat(p);
-            if (st == null && create) {
-                byte[] entry = concat(TarFormat.header(FileRules.bytes(comps[i] + "/"), TarFormat.DIRECTORY,
-                        FileRules.DIR_MODE, 0, uid, gid, Instant.now().getEpochSecond(), null), TarFormat.endOfArchive());
-                put(abs(comps, i), new ByteArrayInputStream(entry), entry.length, shown);
-                st = access.stat(p);
-            }
-            if (st == null) {
-                throw FileRules.notFound(shown);
-            }
-            if (st.type() == FileType.SYMLINK) {
-                throw FileRules.symlink(shown);
-            }
-            if (st.type() != FileType.DIRECTORY) {
-                throw new SandboxFileException(Reason.NOT_A_DIRECTORY, "'" + shown + "' is not a directory");
-            }
-            stats.add(st);
-        }
-        return stats;
-    }
-
-    private void put(String dir, InputStream body, long length, String shown) {
-        try {
-            access.put(dir, body, length);
-        } catch (SandboxFileException e) {
-            String m = String.valueOf(e.getMessage());
-            if (m.contains("cannot overwrite directory")) {
-                throw new SandboxFileException(Reason.IS_A_DIRECTORY, "'" + shown + "': an entry names a directory", e);
-            }
-            if (m.contains("cannot overwrite non-directory")) {
-                throw new SandboxFileException(Reason.NOT_A_DIRECTORY, "'" + shown + "': a component is not a directory",
-                        e);
-            }
-            throw e;
-        }
-    }
-
-    private String abs(String[] comps, int count) {
-        if (count == 0) {
-            return root;
-        }
-        return root + "/" + String.join("/", Arrays.copyOf(comps, count));
-    }
-
-    private static byte[] concat(byte[] a, byte[] b) {
-        byte[] out = Arrays.copyOf(a, a.length + b.length);
-        System.arraycopy(b, 0, out, a.length, b.length);
-        return out;
-    }
-
-    /** A private (0600) temporary file in the JVM's temporary directory. */
-    private static Path tempFile() {
-        try {
-            return Files.createTempFile("sandboxkit-volume", ".tar");
-        } catch (IOException e) {
-            throw new SandboxFileException(Reason.IO_ERROR, "cannot create a temporary file: " + e, e);
-        }
-    }
-
-    private static void deleteQuietly(Path p) {
-        try {
-            Files.deleteIfExists(p);
-        } catch (IOException ignored) {
-            // a leftover in the temporary directory
-        }
-    }
+    // ================================================================== helpers
 
     private static void closeQuietly(InputStream in) {
         try {
