@@ -20,7 +20,6 @@ import java.sql.Driver;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Types;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -326,7 +325,7 @@ public final class JdbcSessionStore implements SessionStore {
             try (PreparedStatement ps = c.prepareStatement(findSql)) {
                 ps.setString(1, sessionId);
                 try (ResultSet rs = ps.executeQuery()) {
-                    return rs.next() ? Optional.of(read(rs)) : Optional.<SessionRecord>empty();
+                    return rs.next() ? Optional.of(SessionRows.read(rs, database)) : Optional.<SessionRecord>empty();
                 }
             }
         });
@@ -346,7 +345,7 @@ public final class JdbcSessionStore implements SessionStore {
         return call("insert of session " + record.sessionId(), c -> {
             try (PreparedStatement ps = c.prepareStatement(insertSql)) {
                 ps.setString(1, record.sessionId());
-                int i = bindFields(ps, 2, record);
+                int i = SessionRows.bindFields(ps, 2, record);
                 ps.setLong(i++, 1L);
                 ps.setString(i, AttributeCodec.encode(record.attributes()));
                 return ps.executeUpdate() == 1;
@@ -371,7 +370,7 @@ public final class JdbcSessionStore implements SessionStore {
     public Optional<SessionRecord> update(SessionRecord record) {
         return call("update of session " + record.sessionId(), c -> {
             try (PreparedStatement ps = c.prepareStatement(updateSql)) {
-                int i = bindFields(ps, 1, record);
+                int i = SessionRows.bindFields(ps, 1, record);
                 ps.setString(i++, AttributeCodec.encode(record.attributes()));
                 ps.setString(i++, record.sessionId());
                 ps.setLong(i, record.version());
@@ -381,7 +380,7 @@ public final class JdbcSessionStore implements SessionStore {
                     }
                     long lastActivity = rs.getLong(1);
                     long version = rs.getLong(2);
-                    return Optional.of(truncated(record).withLastActivity(Instant.ofEpochMilli(lastActivity))
+                    return Optional.of(SessionRows.truncated(record).withLastActivity(Instant.ofEpochMilli(lastActivity))
                             .withVersion(version));
                 }
             }
@@ -424,7 +423,7 @@ public final class JdbcSessionStore implements SessionStore {
                 ps.setString(1, state.name());
                 ps.setString(2, afterSessionId == null ? "" : afterSessionId); // '' sorts before every id
                 ps.setInt(3, limit);
-                return readAll(ps);
+                return SessionRows.readAll(ps, database);
             }
         });
     }
@@ -463,7 +462,7 @@ public final class JdbcSessionStore implements SessionStore {
         try {
             List<String> owned = new ArrayList<>();
             try (PreparedStatement ps = c.prepareStatement(leaseSql)) {
-                ps.setLong(1, millis(leaseExpiry));
+                ps.setLong(1, leaseExpiry.toEpochMilli());
                 ps.setString(2, owner);
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {
@@ -478,7 +477,7 @@ public final class JdbcSessionStore implements SessionStore {
                     if (!ownedSet.contains(e.getKey())) {
                         continue;
                     }
-                    long at = millis(e.getValue());
+                    long at = e.getValue().toEpochMilli();
                     ps.setLong(1, at);
                     ps.setString(2, e.getKey());
                     ps.setString(3, owner);
@@ -577,67 +576,6 @@ public final class JdbcSessionStore implements SessionStore {
         return false;
     }
 
-    private List<SessionRecord> readAll(PreparedStatement ps) throws SQLException {
-        List<SessionRecord> out = new ArrayList<>();
-        try (ResultSet rs = ps.executeQuery()) {
-            while (rs.next()) {
-                out.add(read(rs));
-            }
-        }
-        return out;
-    }
-
-    private SessionRecord read(ResultSet rs) throws SQLException {
-        String id = rs.getString(1);
-        String state = rs.getString(3);
-        SessionState parsedState;
-        Map<String, String> attributes;
-        try {
-            parsedState = SessionState.valueOf(state);
-            attributes = AttributeCodec.decode(rs.getString(15));
-        } catch (IllegalArgumentException | NullPointerException e) {
-            throw new SessionStoreException("session store row for session " + id + " in " + database
-                    + " is unreadable (state " + state + "): " + e.getMessage(), e, false);
-        }
-        return SessionRecord.builder().sessionId(id).driver(rs.getString(2)).state(parsedState)
-                .sandboxId(rs.getString(4)).workspace(rs.getString(5)).spec(rs.getString(6))
-                .specFingerprint(rs.getString(7)).ephemeral(rs.getBoolean(8))
-                .createdAt(Instant.ofEpochMilli(rs.getLong(9))).lastActivity(Instant.ofEpochMilli(rs.getLong(10)))
-                .sandboxStartedAt(instant(rs, 11)).owner(rs.getString(12)).leaseExpiry(instant(rs, 13))
-                .version(rs.getLong(14)).attributes(attributes).build();
-    }
-
-    private static Instant instant(ResultSet rs, int column) throws SQLException {
-        long value = rs.getLong(column);
-        return rs.wasNull() ? null : Instant.ofEpochMilli(value);
-    }
-
-    private static long millis(Instant instant) {
-        return instant.toEpochMilli();
-    }
-
-    private static void setMillis(PreparedStatement ps, int index, Instant instant) throws SQLException {
-        if (instant == null) {
-            ps.setNull(index, Types.BIGINT);
-        } else {
-            ps.setLong(index, instant.toEpochMilli());
-        }
-    }
-
-    private static Instant truncate(Instant instant) {
-        return instant == null ? null : Instant.ofEpochMilli(instant.toEpochMilli());
-    }
-
-    /** The record as the database holds it: every instant at millisecond precision. */
-    private static SessionRecord truncated(SessionRecord r) {
-        return SessionRecord.builder().sessionId(r.sessionId()).driver(r.driver()).state(r.state())
-                .sandboxId(r.sandboxId()).workspace(r.workspace()).spec(r.spec())
-                .specFingerprint(r.specFingerprint()).ephemeral(r.ephemeral()).createdAt(truncate(r.createdAt()))
-                .lastActivity(truncate(r.lastActivity())).sandboxStartedAt(truncate(r.sandboxStartedAt()))
-                .owner(r.owner()).leaseExpiry(truncate(r.leaseExpiry())).version(r.version())
-                .attributes(r.attributes()).build();
-    }
-
     private static Driver loadDriver(String className, String coordinate) {
         try {
             Class<?> type = Class.forName(className, true, JdbcSessionStore.class.getClassLoader());
@@ -695,23 +633,5 @@ public final class JdbcSessionStore implements SessionStore {
         }
         s = s.substring(0, cut);
         return s.replaceFirst("//[^/@]*@", "//");
-    }
-
-    /** Binds the columns from driver to lease expiry, in table order; returns the next parameter index. */
-    private static int bindFields(PreparedStatement ps, int first, SessionRecord record) throws SQLException {
-        int i = first;
-        ps.setString(i++, record.driver());
-        ps.setString(i++, record.state().name());
-        ps.setString(i++, record.sandboxId());
-        ps.setString(i++, record.workspace());
-        ps.setString(i++, record.spec());
-        ps.setString(i++, record.specFingerprint());
-        ps.setBoolean(i++, record.ephemeral());
-        ps.setLong(i++, millis(record.createdAt()));
-        ps.setLong(i++, millis(record.lastActivity()));
-        setMillis(ps, i++, record.sandboxStartedAt());
-        ps.setString(i++, record.owner());
-        setMillis(ps, i++, record.leaseExpiry());
-        return i;
     }
 }
