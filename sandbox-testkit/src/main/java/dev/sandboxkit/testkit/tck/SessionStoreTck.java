@@ -13,35 +13,17 @@ import org.junit.jupiter.api.Timeout;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashMap;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Random;
-import java.util.Set;
-import java.util.TreeSet;
-import java.util.concurrent.Callable;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Collectors;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * Conformance kit for {@link SessionStore} implementations: extend it, implement {@link #createStore()},
@@ -78,9 +60,6 @@ import static org.junit.jupiter.api.Assertions.fail;
 public abstract class SessionStoreTck {
     /** A whole-millisecond base instant for the records the kit writes. */
     protected static final Instant T0 = Instant.parse("2026-03-01T12:00:00.123Z");
-    /** The attribute the concurrency tests count in. */
-    private static final String COUNTER = "counter";
-    private static final int THREADS = 8;
 
     private SessionStore store;
 
@@ -571,262 +550,18 @@ public abstract class SessionStoreTck {
 
     @Nested
     @DisplayName("Heartbeats")
-    class Heartbeats {
-
-        @Test
-        @DisplayName("renew the lease of every session the owner owns and return exactly their ids")
-        void renewsEveryLease() {
-            store.insert(record("a").withOwner("mgr-1", T0));
-            store.insert(record("b").withOwner("mgr-1", T0.plusSeconds(5)).withSandbox(SessionState.SUSPENDED, null, null));
-            store.insert(record("c").withOwner("mgr-2", T0));
-            Instant lease = T0.plusSeconds(300);
-
-            List<String> owned = store.heartbeat("mgr-1", Map.of(), lease);
-
-            assertEquals(Set.of("a", "b"), new HashSet<>(owned));
-            assertEquals(2, owned.size(), "each owned id once");
-            assertEquals(lease, store.find("a").orElseThrow().leaseExpiry());
-            assertEquals(lease, store.find("b").orElseThrow().leaseExpiry());
-            assertEquals(T0, store.find("c").orElseThrow().leaseExpiry());
-        }
-
-        @Test
-        @DisplayName("move last activity forward only, and only for the sessions named")
-        void activityForwardOnly() {
-            store.insert(record("fwd").withOwner("mgr-1", T0).withLastActivity(T0.plusSeconds(10)));
-            store.insert(record("back").withOwner("mgr-1", T0).withLastActivity(T0.plusSeconds(10)));
-            store.insert(record("unnamed").withOwner("mgr-1", T0).withLastActivity(T0.plusSeconds(10)));
-
-            store.heartbeat("mgr-1", Map.of("fwd", T0.plusSeconds(20), "back", T0.plusSeconds(5)),
-                    T0.plusSeconds(60));
-
-            assertEquals(T0.plusSeconds(20), store.find("fwd").orElseThrow().lastActivity());
-            assertEquals(T0.plusSeconds(10), store.find("back").orElseThrow().lastActivity());
-            assertEquals(T0.plusSeconds(10), store.find("unnamed").orElseThrow().lastActivity());
-        }
-
-        @Test
-        @DisplayName("do not change versions, so a writer's compare-and-set still succeeds afterwards")
-        void keepVersions() {
-            SessionRecord v1 = record("a").withOwner("mgr-1", T0);
-            store.insert(v1);
-            SessionRecord v2 = store.update(v1.withAttributes(Map.of("k", "v"))).orElseThrow();
-
-            store.heartbeat("mgr-1", Map.of("a", T0.plusSeconds(20)), T0.plusSeconds(60));
-
-            SessionRecord after = store.find("a").orElseThrow();
-            assertEquals(2, after.version());
-            assertEquals(v2.withOwner("mgr-1", T0.plusSeconds(60)).withLastActivity(T0.plusSeconds(20)), after);
-            SessionRecord v3 = store.update(v2.withAttributes(Map.of("k", "w"))).orElseThrow();
-            assertEquals(3, v3.version());
-            assertEquals(T0.plusSeconds(20), v3.lastActivity(), "the heartbeat's activity is kept by the update");
-        }
-
-        @Test
-        @DisplayName("do not touch other owners' sessions, even when they are named")
-        void otherOwnersUntouched() {
-            SessionRecord theirs = record("theirs").withOwner("mgr-2", T0);
-            SessionRecord nobodys = record("nobodys").withOwner(null, null);
-            SessionRecord mine = record("mine").withOwner("mgr-1", T0);
-            store.insert(theirs);
-            store.insert(nobodys);
-            store.insert(mine);
-
-            List<String> owned = store.heartbeat("mgr-1", Map.of("theirs", T0.plusSeconds(99),
-                    "nobodys", T0.plusSeconds(99), "mine", T0.plusSeconds(99), "ghost", T0.plusSeconds(99)),
-                    T0.plusSeconds(120));
-
-            assertEquals(List.of("mine"), owned);
-            assertEquals(Optional.of(theirs), store.find("theirs"));
-            assertEquals(Optional.of(nobodys), store.find("nobodys"));
-            assertEquals(Optional.empty(), store.find("ghost"), "a heartbeat never creates sessions");
-        }
-
-        @Test
-        @DisplayName("for an owner without sessions return an empty list and change nothing")
-        void ownerWithoutSessions() {
-            SessionRecord r = record("a").withOwner("mgr-1", T0);
-            store.insert(r);
-            assertEquals(List.of(), store.heartbeat("mgr-9", Map.of("a", T0.plusSeconds(9)), T0.plusSeconds(9)));
-            assertEquals(Optional.of(r), store.find("a"));
-        }
-
-        @Test
-        @DisplayName("stop returning a session once another owner has taken it over")
-        void afterTakeover() {
-            SessionRecord r = record("a").withOwner("mgr-1", T0);
-            store.insert(r);
-            assertEquals(List.of("a"), store.heartbeat("mgr-1", Map.of(), T0.plusSeconds(30)));
-            SessionRecord current = store.find("a").orElseThrow();
-            store.update(current.withOwner("mgr-2", T0.plusSeconds(60))).orElseThrow();
-            assertEquals(List.of(), store.heartbeat("mgr-1", Map.of("a", T0.plusSeconds(40)), T0.plusSeconds(90)));
-            SessionRecord after = store.find("a").orElseThrow();
-            assertEquals("mgr-2", after.owner());
-            assertEquals(T0.plusSeconds(60), after.leaseExpiry());
-            assertEquals(T0, after.lastActivity());
-        }
-
-        @Test
-        @DisplayName("handle many sessions in one call")
-        void manySessions() {
-            Map<String, Instant> activity = new HashMap<>();
-            for (int i = 0; i < 200; i++) {
-                store.insert(record("s-" + i).withOwner("mgr-1", T0));
-                if (i % 2 == 0) {
-                    activity.put("s-" + i, T0.plusMillis(1000 + i));
-                }
-            }
-            List<String> owned = store.heartbeat("mgr-1", activity, T0.plusSeconds(30));
-            assertEquals(200, new HashSet<>(owned).size());
-            for (int i = 0; i < 200; i++) {
-                SessionRecord r = store.find("s-" + i).orElseThrow();
-                assertEquals(i % 2 == 0 ? T0.plusMillis(1000 + i) : T0, r.lastActivity(), r.sessionId());
-                assertEquals(T0.plusSeconds(30), r.leaseExpiry());
-                assertEquals(1, r.version());
-            }
+    class Heartbeats extends StoreHeartbeatConformance {
+        Heartbeats() {
+            super(SessionStoreTck.this);
         }
     }
 
     @Nested
     @DisplayName("Concurrent writers")
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
-    class Concurrency {
-
-        @Test
-        @DisplayName("read-modify-write loops on one session from many threads lose no increment")
-        void oneSessionManyThreads() throws Exception {
-            int perThread = 25;
-            store.insert(record("hot").withAttributes(Map.of(COUNTER, "0")));
-            Set<Long> versionsWon = ConcurrentHashMap.newKeySet();
-            AtomicInteger conflicts = new AtomicInteger();
-            runConcurrently(THREADS, thread -> {
-                for (int i = 0; i < perThread; i++) {
-                    versionsWon.add(increment("hot", T0.plusMillis(thread * 1000L + i), conflicts).version());
-                }
-                return null;
-            });
-            SessionRecord end = store.find("hot").orElseThrow();
-            int total = THREADS * perThread;
-            assertEquals(Integer.toString(total), end.attributes().get(COUNTER), "lost increments");
-            assertEquals(1 + total, end.version());
-            Set<Long> expected = new TreeSet<>();
-            for (long v = 2; v <= total + 1; v++) {
-                expected.add(v);
-            }
-            assertEquals(expected, new TreeSet<>(versionsWon), "every version must be won exactly once");
-        }
-
-        @Test
-        @DisplayName("many threads on many sessions lose no update while heartbeats run, and activity only grows")
-        void manySessionsWithHeartbeats() throws Exception {
-            int sessions = 12;
-            int perThread = 30;
-            Map<String, AtomicInteger> won = new ConcurrentHashMap<>();
-            Map<String, AtomicLong> maxActivity = new ConcurrentHashMap<>();
-            for (int s = 0; s < sessions; s++) {
-                String id = "s-" + s;
-                store.insert(record(id).withOwner("mgr-1", T0).withAttributes(Map.of(COUNTER, "0")));
-                won.put(id, new AtomicInteger());
-                maxActivity.put(id, new AtomicLong(T0.toEpochMilli()));
-            }
-            AtomicBoolean writing = new AtomicBoolean(true);
-            AtomicInteger heartbeats = new AtomicInteger();
-            ExecutorService beat = Executors.newSingleThreadExecutor();
-            Future<?> beats = beat.submit(() -> {
-                Random random = new Random(42);
-                while (writing.get()) {
-                    String id = "s-" + random.nextInt(sessions);
-                    long at = T0.toEpochMilli() + random.nextInt(100_000);
-                    List<String> owned = store.heartbeat("mgr-1", Map.of(id, Instant.ofEpochMilli(at)),
-                            T0.plusSeconds(300));
-                    maxActivity.get(id).accumulateAndGet(at, Math::max);
-                    assertEquals(sessions, owned.size(), "a heartbeat must see every owned session");
-                    heartbeats.incrementAndGet();
-                }
-                return null;
-            });
-            AtomicInteger conflicts = new AtomicInteger();
-            try {
-                runConcurrently(THREADS, thread -> {
-                    Random random = new Random(thread);
-                    for (int i = 0; i < perThread; i++) {
-                        String id = "s-" + random.nextInt(sessions);
-                        long at = T0.toEpochMilli() + random.nextInt(100_000);
-                        SessionRecord written = increment(id, Instant.ofEpochMilli(at), conflicts);
-                        won.get(id).incrementAndGet();
-                        maxActivity.get(id).accumulateAndGet(at, Math::max);
-                        assertTrue(written.lastActivity().toEpochMilli() >= at, "returned activity went backwards");
-                    }
-                    return null;
-                });
-            } finally {
-                writing.set(false);
-                beats.get(60, TimeUnit.SECONDS);
-                beat.shutdownNow();
-            }
-            int total = 0;
-            for (int s = 0; s < sessions; s++) {
-                String id = "s-" + s;
-                SessionRecord end = store.find(id).orElseThrow();
-                int expected = won.get(id).get();
-                total += expected;
-                assertEquals(Integer.toString(expected), end.attributes().get(COUNTER), id + ": lost increments");
-                assertEquals(1 + expected, end.version(), id + ": heartbeats must not change versions");
-                assertEquals(maxActivity.get(id).get(), end.lastActivity().toEpochMilli(),
-                        id + ": last activity must be the latest ever written");
-            }
-            assertEquals(THREADS * perThread, total);
-            assertTrue(heartbeats.get() > 0, "the heartbeat thread never ran");
-        }
-
-        @Test
-        @DisplayName("of many concurrent inserts of one id exactly one wins")
-        void concurrentInserts() throws Exception {
-            for (int round = 0; round < 5; round++) {
-                String id = "race-" + round;
-                List<Boolean> results = runConcurrently(THREADS, thread ->
-                        store.insert(record(id).withAttributes(Map.of("winner", Integer.toString(thread)))));
-                assertEquals(1, results.stream().filter(b -> b).count(), "exactly one insert must win");
-                int winner = results.indexOf(Boolean.TRUE);
-                SessionRecord stored = store.find(id).orElseThrow();
-                assertEquals(Integer.toString(winner), stored.attributes().get("winner"));
-                assertEquals(1, stored.version());
-            }
-        }
-
-        @Test
-        @DisplayName("of concurrent updates at one version exactly one wins")
-        void concurrentUpdatesSameVersion() throws Exception {
-            for (int round = 0; round < 5; round++) {
-                String id = "cas-" + round;
-                SessionRecord v1 = record(id);
-                store.insert(v1);
-                List<Optional<SessionRecord>> results = runConcurrently(THREADS, thread ->
-                        store.update(v1.withAttributes(Map.of("winner", Integer.toString(thread)))));
-                List<SessionRecord> winners = results.stream().flatMap(Optional::stream).collect(Collectors.toList());
-                assertEquals(1, winners.size(), "exactly one compare-and-set must win");
-                assertEquals(Optional.of(winners.get(0)), store.find(id));
-                assertEquals(2, winners.get(0).version());
-            }
-        }
-
-        @Test
-        @DisplayName("a delete racing an update at the same version: exactly one of them wins")
-        void deleteRacingUpdate() throws Exception {
-            for (int round = 0; round < 10; round++) {
-                String id = "dr-" + round;
-                SessionRecord v1 = record(id);
-                store.insert(v1);
-                List<Boolean> results = runConcurrently(2, thread -> thread == 0
-                        ? store.delete(id, 1)
-                        : store.update(v1.withAttributes(Map.of("k", "v"))).isPresent());
-                boolean deleted = results.get(0);
-                boolean updated = results.get(1);
-                assertTrue(deleted ^ updated, "exactly one must win: deleted=" + deleted + ", updated=" + updated);
-                Optional<SessionRecord> end = store.find(id);
-                assertEquals(updated, end.isPresent());
-                end.ifPresent(r -> assertEquals(2, r.version()));
-            }
+    class Concurrency extends StoreConcurrencyConformance {
+        Concurrency() {
+            super(SessionStoreTck.this);
         }
     }
 
@@ -844,62 +579,6 @@ public abstract class SessionStoreTck {
                 .spec("sandboxkit-spec/1\nimage=img%3A1\n").specFingerprint("fp-" + sessionId.length())
                 .ephemeral(false).createdAt(T0).lastActivity(T0).sandboxStartedAt(T0).owner("mgr-a")
                 .leaseExpiry(T0.plusSeconds(30)).version(1).attributes(Map.of()).build();
-    }
-
-    /** Read, add one to the counter, compare-and-set; retried until it wins. Returns what was written. */
-    private SessionRecord increment(String id, Instant activity, AtomicInteger conflicts) {
-        for (int attempt = 1; attempt <= 10_000; attempt++) {
-            SessionRecord current = store.find(id).orElseThrow(() -> new AssertionError(id + " vanished"));
-            Map<String, String> attrs = new LinkedHashMap<>(current.attributes());
-            attrs.put(COUNTER, Integer.toString(Integer.parseInt(attrs.get(COUNTER)) + 1));
-            Optional<SessionRecord> written = store.update(current.withAttributes(attrs).withLastActivity(activity));
-            if (written.isPresent()) {
-                assertEquals(current.version() + 1, written.get().version());
-                return written.get();
-            }
-            conflicts.incrementAndGet();
-            Thread.onSpinWait();
-        }
-        return fail(id + ": could not win a compare-and-set in 10000 attempts");
-    }
-
-    /** A task for one of several threads started together. */
-    @FunctionalInterface
-    private interface ThreadTask<T> {
-        T run(int thread) throws Exception;
-    }
-
-    /** Runs the task on {@code threads} threads released together; returns the results in thread order. */
-    private static <T> List<T> runConcurrently(int threads, ThreadTask<T> task) throws Exception {
-        ExecutorService pool = Executors.newFixedThreadPool(threads);
-        CyclicBarrier start = new CyclicBarrier(threads);
-        try {
-            List<Future<T>> futures = new ArrayList<>();
-            for (int t = 0; t < threads; t++) {
-                int thread = t;
-                Callable<T> c = () -> {
-                    start.await(30, TimeUnit.SECONDS);
-                    return task.run(thread);
-                };
-                futures.add(pool.submit(c));
-            }
-            List<T> results = new ArrayList<>();
-            for (Future<T> f : futures) {
-                try {
-                    results.add(f.get(110, TimeUnit.SECONDS));
-                } catch (ExecutionException e) {
-                    Throwable cause = e.getCause();
-                    if (cause instanceof Error err) {
-                        throw err;
-                    }
-                    throw new AssertionError("a writer thread failed: " + cause, cause);
-                }
-            }
-            return results;
-        } finally {
-            pool.shutdownNow();
-            pool.awaitTermination(10, TimeUnit.SECONDS);
-        }
     }
 
     private static List<String> idList(List<SessionRecord> records) {
