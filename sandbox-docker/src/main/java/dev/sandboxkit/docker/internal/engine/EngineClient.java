@@ -17,11 +17,12 @@ import java.util.function.BooleanSupplier;
 import java.util.regex.Pattern;
 
 /**
- * A minimal Engine API client for the exec path: JSON requests over pooled keep-alive connections,
- * and the exec start that upgrades its connection to the raw stream. Thread-safe.
+ * The driver's one Engine API client: JSON requests over pooled keep-alive connections, each under a deadline;
+ * streamed bodies both ways (archives, a pull's progress); and the exec start that upgrades its connection to the
+ * raw stream. Thread-safe.
  */
 public final class EngineClient implements Closeable {
-    /** The mapper for the small JSON bodies of the exec path. */
+    /** The mapper for the engine's JSON bodies. */
     public static final ObjectMapper JSON = new ObjectMapper();
     /** Bound for plain engine calls; they answer in about a millisecond when the engine is healthy. */
     static final long REQUEST_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(30);
