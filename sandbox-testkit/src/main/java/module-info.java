@@ -11,10 +11,19 @@ module dev.sandboxkit.testkit {
     requires transitive org.junit.jupiter.api;
     requires org.assertj.core;
     requires org.slf4j;
-    // Optional, as in the pom: only TestImages (building local images) uses docker-java.
-    requires static com.github.dockerjava.api;
-    requires static com.github.dockerjava.core;
-    requires static com.github.dockerjava.transport.zerodep;
+    // TestImages (building local images) uses docker-java; the Docker driver no longer requires it, so this module
+    // does. docker-java has no module descriptor: these are its Automatic-Module-Names. As automatic modules its
+    // jars read every module in the graph but bring none in: the explicit modules docker-java-core uses at run time
+    // are required here so that they are resolved.
+    requires com.github.dockerjava.api;
+    requires com.github.dockerjava.core;
+    requires com.github.dockerjava.transport;
+    requires com.github.dockerjava.transport.zerodep;
+    requires com.google.common;
+    requires org.apache.commons.compress;
+    requires org.apache.commons.io;
+    requires org.apache.commons.lang3;
+    requires com.fasterxml.jackson.databind;
 
     exports dev.sandboxkit.testkit;
     exports dev.sandboxkit.testkit.tck;

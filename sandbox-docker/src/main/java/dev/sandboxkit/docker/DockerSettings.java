@@ -326,7 +326,7 @@ public final class DockerSettings {
             String u = Objects.requireNonNull(user, "user").trim();
             try {
                 HostWorkspaces.Ids ids = HostWorkspaces.Ids.parse(u);
-                DockerSandboxDriver.requireEngineIds(ids);
+                dev.sandboxkit.docker.internal.workdir.DockerWorkspaces.requireEngineIds(ids);
                 this.defaultUser = ids.toString(); // uid:gid, as a bare uid would run in group 0
             } catch (IllegalArgumentException | SandboxConfigurationException e) {
                 throw new SandboxConfigurationException(DEFAULT_USER_KEY + ": " + e.getMessage(), e);

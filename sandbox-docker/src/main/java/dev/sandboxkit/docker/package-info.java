@@ -29,8 +29,11 @@
  *
  * <p>Only this package is API: {@link dev.sandboxkit.docker.DockerDriverProvider},
  * {@link dev.sandboxkit.docker.DockerSettings} and {@link dev.sandboxkit.docker.DockerTlsException}. The driver
- * ({@code DockerSandboxDriver}: lifecycle through docker-java) wires its internal parts, none of them API:
+ * ({@code DockerSandboxDriver}) wires its internal parts, none of them API, and makes every engine call through one
+ * client of its own ({@code internal.engine.EngineClient}):
  * <ul>
+ *   <li>{@code dev.sandboxkit.docker.internal.compute}: the compute half, the sandbox containers (create from the
+ *       spec, the image inspected or pulled, start, remove, list) and the execs, terminals and tunnels in them;</li>
  *   <li>{@code dev.sandboxkit.docker.internal.engine}: the raw Engine API client over the socket (HTTP/1.1,
  *       the multiplexed exec stream) and plain engine execs on it;</li>
  *   <li>{@code dev.sandboxkit.docker.internal.channel}: the command channel (a long-lived shell per sandbox
@@ -39,11 +42,13 @@
  *       (descriptor-relative syscalls through JNA, the tar codec), and the files API of a volume over a
  *       {@code VolumeAccess} it is handed;</li>
  *   <li>{@code dev.sandboxkit.docker.internal.workdir}: the two workdir backends (host directories, named volumes
- *       with their helper containers) the driver dispatches to by location;</li>
+ *       with their helper containers) and the workspace half ({@code DockerWorkspaces}) that dispatches to them by
+ *       location;</li>
  *   <li>{@code dev.sandboxkit.docker.internal.settings}: the {@code docker.*} key table that reads the keys into
  *       {@code DockerSettings} and lists them.</li>
  * </ul>
- * Dependencies point one way: the driver uses all five, {@code channel} uses {@code engine}, {@code workdir} uses
+ * Dependencies point one way: the driver uses all six, {@code compute} uses {@code channel}, {@code engine} and
+ * {@code workdir} (a workdir's mount), {@code channel} uses {@code engine}, {@code workdir} uses
  * {@code engine} and {@code files}, {@code engine} uses {@code settings}, {@code files} and {@code settings} use
  * none of them; {@code engine} throws this package's {@code DockerTlsException} and reads its
  * {@code DockerSettings}, its only uses of it.

@@ -17,11 +17,12 @@ import java.util.function.BooleanSupplier;
 import java.util.regex.Pattern;
 
 /**
- * A minimal Engine API client for the exec path: JSON requests over pooled keep-alive connections,
- * and the exec start that upgrades its connection to the raw stream. Thread-safe.
+ * The driver's one Engine API client: JSON requests over pooled keep-alive connections, each under a deadline;
+ * streamed bodies both ways (archives, a pull's progress); and the exec start that upgrades its connection to the
+ * raw stream. Thread-safe.
  */
 public final class EngineClient implements Closeable {
-    /** The mapper for the small JSON bodies of the exec path. */
+    /** The mapper for the engine's JSON bodies. */
     public static final ObjectMapper JSON = new ObjectMapper();
     /** Bound for plain engine calls; they answer in about a millisecond when the engine is healthy. */
     static final long REQUEST_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(30);
@@ -115,7 +116,17 @@ public final class EngineClient implements Closeable {
         return call(method, path, body, System.nanoTime() + REQUEST_TIMEOUT_NANOS);
     }
 
-    Response call(String method, String path, Object body, long deadline) throws IOException {
+    /**
+     * One request with its own deadline (a container's wait, a pull).
+     *
+     * @param method   HTTP method
+     * @param path     path below the negotiated API version
+     * @param body     a value serialized as the JSON body, or {@code null}
+     * @param deadline {@link System#nanoTime()} by which the whole answer must have arrived
+     * @return the answer, body fully read
+     * @throws IOException if the engine cannot be reached or does not answer in time
+     */
+    public Response call(String method, String path, Object body, long deadline) throws IOException {
         return exchange(encode(method, apiPrefix(deadline) + path, body, false), deadline, (conn, head) -> {
             byte[] responseBody = conn.readBody(head, deadline);
             if (head.keepAlive() && !conn.buffer().hasRemaining()) {
@@ -175,6 +186,146 @@ public final class EngineClient implements Closeable {
                         conn.close();
                     }
                 });
+    }
+
+    /**
+     * A request whose answer is read as it arrives (an archive, a pull's progress): on a 2xx the body as a stream
+     * that owns the connection, each read waiting at most {@code idleNanos}; otherwise the error, fully read.
+     *
+     * @param method    HTTP method
+     * @param path      path below the negotiated API version
+     * @param headers   extra header lines, each without its CRLF (none: empty)
+     * @param idleNanos how long the head, and then each read, may keep the caller waiting
+     * @param endBy     {@link System#nanoTime()} by which the whole answer must have arrived, or
+     *                  {@link EngineConnection#NO_DEADLINE}
+     * @return the stream or the refusal
+     * @throws IOException if the engine cannot be reached or does not answer in time
+     */
+    public Streamed stream(String method, String path, List<String> headers, long idleNanos, long endBy)
+            throws IOException {
+        long deadline = EngineBody.readBy(endBy, idleNanos);
+        byte[] request = encode(method, apiPrefix(deadline) + path, null, false, headers);
+        return exchange(request, deadline, (conn, head) -> {
+            if (head.status() / 100 == 2) {
+                return new Streamed(new EngineBody(conn, head, idleNanos, endBy), null);
+            }
+            try {
+                return new Streamed(null, new Response(head.status(), conn.readBody(head, deadline)));
+            } finally {
+                conn.close();
+            }
+        });
+    }
+
+    /**
+     * {@code PUT} of a tar stream ({@code /containers/{id}/archive}): sent with its length when known, else
+     * chunked, each write waiting at most {@code idleNanos}. If the engine refuses before reading it all (a
+     * missing directory), its answer is read all the same.
+     *
+     * @param path      path below the negotiated API version, with its query
+     * @param tar       the body, read to its end (not closed)
+     * @param length    its length, or -1 when unknown
+     * @param idleNanos how long each write and the answer may keep the caller waiting
+     * @return the answer
+     * @throws IOException if the engine cannot be reached or does not answer in time
+     * @throws java.io.UncheckedIOException if reading {@code tar} fails
+     */
+    public Response upload(String path, java.io.InputStream tar, long length, long idleNanos) throws IOException {
+        long deadline = System.nanoTime() + idleNanos;
+        List<String> headers = length >= 0
+                ? List.of("Content-Type: application/x-tar", "Content-Length: " + length)
+                : List.of("Content-Type: application/x-tar", "Transfer-Encoding: chunked");
+        byte[] head = encode("PUT", apiPrefix(deadline) + path, null, false, headers);
+        EngineConnection conn = pooled();
+        if (conn != null) {
+            try {
+                conn.write(head, deadline);
+            } catch (IOException stale) {
+                conn.close();
+                conn = null; // nothing of the body was read: send it on a fresh connection
+            }
+        }
+        if (conn == null) {
+            conn = EngineConnection.open(host, deadline);
+            try {
+                conn.write(head, deadline);
+            } catch (IOException | RuntimeException e) {
+                conn.close();
+                throw e;
+            }
+        }
+        try {
+            IOException refused = null;
+            try {
+                sendBody(conn, tar, length >= 0, idleNanos);
+            } catch (IOException e) {
+                if (e instanceof InterruptedIOException) {
+                    throw e;
+                }
+                refused = e; // the engine may have answered and stopped reading: look for its answer
+            }
+            long answerBy = System.nanoTime() + (refused == null ? idleNanos : TimeUnit.SECONDS.toNanos(2));
+            EngineConnection.Head h;
+            try {
+                h = conn.readHead(answerBy);
+            } catch (IOException | RuntimeException e) {
+                if (refused != null) {
+                    refused.addSuppressed(e);
+                    throw refused;
+                }
+                throw e;
+            }
+            Response r = new Response(h.status(), conn.readBody(h, answerBy));
+            if (refused == null && h.keepAlive() && !conn.buffer().hasRemaining()) {
+                release(conn);
+            } else {
+                conn.close();
+            }
+            return r;
+        } catch (IOException | RuntimeException | Error e) {
+            conn.close();
+            throw e;
+        }
+    }
+
+    private static void sendBody(EngineConnection conn, java.io.InputStream tar, boolean sized, long idleNanos)
+            throws IOException {
+        byte[] block = new byte[64 * 1024];
+        while (true) {
+            int n;
+            try {
+                n = tar.read(block);
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e); // the body's own failure, not the engine's
+            }
+            if (n < 0) {
+                break;
+            }
+            if (n == 0) {
+                continue;
+            }
+            byte[] piece = java.util.Arrays.copyOf(block, n);
+            if (!sized) {
+                conn.write((Integer.toHexString(n) + "\r\n").getBytes(StandardCharsets.US_ASCII),
+                        System.nanoTime() + idleNanos);
+                piece = java.util.Arrays.copyOf(piece, n + 2);
+                piece[n] = '\r';
+                piece[n + 1] = '\n';
+            }
+            conn.write(piece, System.nanoTime() + idleNanos);
+        }
+        if (!sized) {
+            conn.write("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII), System.nanoTime() + idleNanos);
+        }
+    }
+
+    /**
+     * The outcome of {@link #stream}: a body to read, or the engine's refusal.
+     *
+     * @param body  the body (close it), or {@code null}
+     * @param error the error response, or {@code null}
+     */
+    public record Streamed(java.io.InputStream body, Response error) {
     }
 
     private String archiveTarget(String containerId, String path, long deadline) throws IOException {
@@ -431,11 +582,23 @@ public final class EngineClient implements Closeable {
     }
 
     private static byte[] encode(String method, String path, Object body, boolean upgrade) throws IOException {
+        return encode(method, path, body, upgrade, List.of());
+    }
+
+    private static byte[] encode(String method, String path, Object body, boolean upgrade, List<String> headers)
+            throws IOException {
         byte[] payload = body == null ? null : JSON.writeValueAsBytes(body);
         StringBuilder head = new StringBuilder(160).append(method).append(' ').append(path)
                 .append(" HTTP/1.1\r\nHost: docker\r\nUser-Agent: sandboxkit\r\n");
+        for (String h : headers) {
+            head.append(h).append("\r\n");
+        }
+        boolean framed = headers.stream().anyMatch(h -> h.regionMatches(true, 0, "Content-Length:", 0, 15)
+                || h.regionMatches(true, 0, "Transfer-Encoding:", 0, 18));
         if (payload != null) {
             head.append("Content-Type: application/json\r\nContent-Length: ").append(payload.length).append("\r\n");
+        } else if (framed) {
+            // the caller sends the body
         } else if (!method.equals("GET") && !method.equals("HEAD")) {
             head.append("Content-Length: 0\r\n");
         }

@@ -304,7 +304,12 @@ public final class EngineDiscovery {
         }
     }
 
-    private Path configDir() {
+    /**
+     * The Docker CLI's configuration directory: {@code $DOCKER_CONFIG}, else {@code ~/.docker}.
+     *
+     * @return the directory (it may not exist)
+     */
+    public Path configDir() {
         String dir = env.get("DOCKER_CONFIG");
         return dir == null || dir.isBlank() ? home.resolve(".docker") : Path.of(dir);
     }

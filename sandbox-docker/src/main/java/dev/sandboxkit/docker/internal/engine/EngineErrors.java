@@ -5,7 +5,7 @@ import java.util.Locale;
 
 /**
  * How the driver reads an engine's refusal: by HTTP status first (404 not found, 409 conflict, from
- * {@link EngineClient.Response#status()} or docker-java's {@code NotFoundException}/{@code ConflictException}), and by
+ * {@link EngineClient.Response#status()}), and by
  * text only where the engine gives nothing finer: a 409 that may mean "not running" or "another removal is under
  * way", a 404 on create that may be the image or something else, a runtime's start failure relayed as a 500 or
  * inside the exec stream. Every text pattern the driver matches lives in this one table, with the engines whose

@@ -91,7 +91,7 @@ public final class EngineTls {
     }
 
     /**
-     * The context for every connection to this engine (docker-java's and the exec path's).
+     * The context for every connection to this engine (every call of the driver's engine client).
      *
      * @return the SSL context
      */

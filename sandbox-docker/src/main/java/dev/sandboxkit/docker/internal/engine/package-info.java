@@ -3,13 +3,14 @@
  * wait under a deadline ({@code EngineConnection}, its answers parsed by {@code ResponseReader}), pooled keep-alive
  * calls and the exec start that upgrades its connection to the raw stream ({@code EngineClient}), the engine's
  * multiplexed stdout/stderr framing ({@code StreamDemux}), and the plain exec path on top: create, start, stream
- * and inspect ({@code EngineExec}, {@code ExecOutput}), kill by marker ({@code ExecKiller}). {@code DockerHost} is
- * the engine's address, found by {@code EngineDiscovery}; a TLS engine's material ({@code EngineTls}, PEM read by
- * {@code PemKeys}) serves both docker-java and this client, which speaks TLS through an {@code SSLEngine} on its
- * non-blocking channel ({@code TlsWire}). The response parser holds every answer to fixed limits (see {@code
- * EngineConnection}): a broken or hostile endpoint gets a {@link dev.sandboxkit.SandboxExecException}, never
- * unbounded memory. How a refusal is read (status first, text only where the engine gives nothing finer) is in one
- * table: {@code EngineErrors}.
+ * and inspect ({@code EngineExec}, {@code ExecOutput}), kill by marker ({@code ExecKiller}); the control calls
+ * (containers, volumes, images, logs) on the same client ({@code EngineControl}, the create bodies in
+ * {@code ContainerBody}, bodies too large for memory streamed by {@code EngineBody}). {@code DockerHost} is the
+ * engine's address, found by {@code EngineDiscovery}; a TLS engine's material ({@code EngineTls}, PEM read by
+ * {@code PemKeys}) serves this client, which speaks TLS through an {@code SSLEngine} on its non-blocking channel
+ * ({@code TlsWire}). The response parser holds every answer to fixed limits (see {@code ResponseReader}): a broken
+ * or hostile endpoint gets a {@link dev.sandboxkit.SandboxExecException}, never unbounded memory. How a refusal is
+ * read (status first, text only where the engine gives nothing finer) is in one table: {@code EngineErrors}.
  *
  * <h2>Which client carries the control calls: this one</h2>
  * Execs need this client (docker-java never half-closes stdin, and the command channel has its own framing). For
@@ -38,11 +39,13 @@
  *       about 3.1 MB of jars (api, core, zerodep transport), and TLS through it already needs this package's
  *       {@code SSLContext}.</li>
  * </ul>
- * So every control call belongs on this client. On it today: info (Podman), container inspect, the volume
- * listing with creation times, pause and unpause, and the exec path's inspects. Still on docker-java, to move once
- * the driver's split into compute and workspace classes has landed: the sandbox container's create, start, remove
- * and list, ping, logs, image inspect and pull, every other volume call, and the volume helpers' create, start,
- * wait, logs and archive copies.
+ * So every control call is on this client: the driver makes all its engine calls through this one client.
+ * First info (Podman), container inspect, the volume listing with creation times, pause and unpause moved here;
+ * then, once the driver was split into its compute and workspace halves, the rest: the sandbox container's create,
+ * start, remove and list, ping, logs, image inspect and pull, every volume call, and the volume helpers' create,
+ * start, wait, logs and archive copies (streamed both ways, each read and write under an idle deadline). The create
+ * bodies carry the fields docker-java sent (compared on the wire). docker-java is no longer a dependency of the
+ * driver; its tests still use it, as a client independent of the one under test.
  *
  * <p>Not API: public types here are public only so that the driver and {@code internal.channel} can use them,
  * and may change in any release. A module descriptor will not export this package.

@@ -1,7 +1,5 @@
 package dev.sandboxkit.docker.internal.workdir;
 
-import com.github.dockerjava.api.model.Mount;
-import com.github.dockerjava.api.model.MountType;
 import dev.sandboxkit.FileLimits;
 import dev.sandboxkit.SandboxAcquireException;
 import dev.sandboxkit.SandboxFiles;
@@ -90,8 +88,7 @@ public final class HostDirWorkdirs implements Workdirs {
         }
         // A mount rather than a "src:dst:rw" bind: session ids may contain ':', and a missing source
         // is an error here instead of being created as root:root 0755.
-        return new Mount().withType(MountType.BIND).withSource(request.workspace()).withTarget(SandboxSpec.WORKSPACE)
-                .withReadOnly(false);
+        return new Mount(false, request.workspace());
     }
 
     /** Host-side, on the bind-mounted directory; no container needed (see {@code internal.files.HostFiles}). */

@@ -1,21 +1,5 @@
 package dev.sandboxkit.docker.internal.workdir;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.github.dockerjava.api.DockerClient;
-import com.github.dockerjava.api.async.ResultCallback;
-import com.github.dockerjava.api.command.InspectVolumeResponse;
-import com.github.dockerjava.api.command.WaitContainerResultCallback;
-import com.github.dockerjava.api.exception.ConflictException;
-import com.github.dockerjava.api.exception.DockerClientException;
-import com.github.dockerjava.api.exception.DockerException;
-import com.github.dockerjava.api.exception.NotFoundException;
-import com.github.dockerjava.api.model.Capability;
-import com.github.dockerjava.api.model.Container;
-import com.github.dockerjava.api.model.Frame;
-import com.github.dockerjava.api.model.HostConfig;
-import com.github.dockerjava.api.model.Mount;
-import com.github.dockerjava.api.model.MountType;
-import com.github.dockerjava.api.model.VolumeOptions;
 import dev.sandboxkit.FileLimits;
 import dev.sandboxkit.SandboxAcquireException;
 import dev.sandboxkit.SandboxConfigurationException;
@@ -25,10 +9,8 @@ import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxNotFoundException;
 import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.UploadResult;
-import dev.sandboxkit.docker.internal.engine.DockerHost;
-import dev.sandboxkit.docker.internal.engine.EngineClient;
+import dev.sandboxkit.docker.internal.engine.EngineControl;
 import dev.sandboxkit.docker.internal.files.HostWorkspaces;
-import dev.sandboxkit.docker.internal.files.VolumeAccess;
 import dev.sandboxkit.docker.internal.files.VolumeFiles;
 import dev.sandboxkit.spi.CreateRequest;
 import dev.sandboxkit.spi.SandboxLabels;
@@ -58,7 +40,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -97,46 +78,31 @@ public final class VolumeWorkdirs implements Workdirs {
     /** A one-off container older than this is a crash's leftover: its command has a far shorter timeout. */
     static final long HELPER_GRACE_SECONDS = 600;
     private static final long SWEEP_EVERY_NANOS = TimeUnit.SECONDS.toNanos(60);
-    private static final long RUN_TIMEOUT_SECONDS = 120;
     private static final Logger log = LoggerFactory.getLogger(VolumeWorkdirs.class);
-    /** Per thread, the volumes it has frozen (or found idle) for the files call it makes: calls nest. */
-    private static final ThreadLocal<Map<String, Boolean>> FROZEN = ThreadLocal.withInitial(HashMap::new);
 
-    private final DockerClient docker;
-    private final EngineClient engine;
-    private final DockerHost host;
+    private final VolumeEngine engine;
     private final String instanceId;
     private final String defaultUser;
     private final String namespace;
     private final long helperGraceSeconds;
-    /** How often a volume removal that another manager's new helper got in the way of is tried. */
-    private static final int REMOVE_ATTEMPTS = 5;
-    /** Volume name to its helper container id. */
-    private final Map<String, String> helpers = new ConcurrentHashMap<>();
-    private final VolumeFreeze freeze;
     private volatile long lastSweep = System.nanoTime() - SWEEP_EVERY_NANOS;
 
     /**
-     * Volumes on the engine {@code docker} talks to.
+     * Volumes on the engine {@code engine} talks to.
      *
-     * @param docker      lifecycle calls (volumes, containers, archive streams)
-     * @param engine      the raw client, for the archive stat ({@code HEAD}) docker-java lacks
+     * @param engine      the driver's control calls
      * @param instanceId  the manager's instance id (the owner label)
      * @param root        the workspace root, only to keep volume names of managers with separate roots apart
      * @param defaultUser the sandbox user when the spec names none
      */
-    public VolumeWorkdirs(DockerClient docker, EngineClient engine, String instanceId, Path root, String defaultUser) {
-        this(docker, engine, instanceId, root, defaultUser, HELPER_GRACE_SECONDS);
+    public VolumeWorkdirs(EngineControl engine, String instanceId, Path root, String defaultUser) {
+        this(engine, instanceId, root, defaultUser, HELPER_GRACE_SECONDS);
     }
 
     /** As the public constructor, with another grace period for leftover helpers (tests). */
-    VolumeWorkdirs(DockerClient docker, EngineClient engine, String instanceId, Path root, String defaultUser,
-            long helperGraceSeconds) {
+    VolumeWorkdirs(EngineControl engine, String instanceId, Path root, String defaultUser, long helperGraceSeconds) {
         this.helperGraceSeconds = helperGraceSeconds;
-        this.docker = docker;
-        this.engine = engine;
-        this.freeze = new VolumeFreeze(engine);
-        this.host = engine.host();
+        this.engine = new VolumeEngine(engine, instanceId, defaultUser);
         this.instanceId = instanceId;
         this.defaultUser = defaultUser;
         this.namespace = root.toAbsolutePath().normalize().toString();
@@ -186,7 +152,7 @@ public final class VolumeWorkdirs implements Workdirs {
             labels.put(SandboxLabels.OWNER, instanceId);
             labels.put(ROLE, WORKDIR);
             labels.put(IMAGE, spec.image());
-            call(() -> docker.createVolumeCmd().withName(name).withLabels(labels).exec());
+            engine.createVolume(name, labels);
         }
         // The volume's top directory is root's 0755 when new: it must be the sandbox user's, as a host workdir is.
         VolumeFiles files = filesOn(name, MOUNT, spec, VolumeFiles.UNLIMITED);
@@ -233,12 +199,7 @@ public final class VolumeWorkdirs implements Workdirs {
         }
         // Recreated if it vanished; re-owned if the session's user changed.
         ensureVolume(name, request.sessionId(), request.spec());
-        return volumeMount(name);
-    }
-
-    private static Mount volumeMount(String name) {
-        return new Mount().withType(MountType.VOLUME).withSource(name).withTarget(MOUNT).withReadOnly(false)
-                .withVolumeOptions(new VolumeOptions().withNoCopy(true));
+        return new Mount(true, name);
     }
 
     @Override
@@ -250,12 +211,12 @@ public final class VolumeWorkdirs implements Workdirs {
 
     private VolumeFiles filesOn(String name, String root, SandboxSpec spec, FileLimits limits) {
         HostWorkspaces.Ids ids = ids(spec);
-        return new VolumeFiles(new Access(name, spec.image(), sandboxUser(spec)), root, ids.uid(), ids.gid(), limits);
+        return new VolumeFiles(engine.new Access(name, spec.image(), sandboxUser(spec)), root, ids.uid(), ids.gid(), limits);
     }
 
     /** For copies between volumes, where no spec is at hand: the volume's own image, owner root (set on import). */
     private VolumeFiles filesOn(String name, String root) {
-        return new VolumeFiles(new Access(name, null, defaultUser), root, 0, 0, VolumeFiles.UNLIMITED);
+        return new VolumeFiles(engine.new Access(name, null, defaultUser), root, 0, 0, VolumeFiles.UNLIMITED);
     }
 
     @Override
@@ -292,7 +253,7 @@ public final class VolumeWorkdirs implements Workdirs {
         }
         volumeLabels.put(ROLE, SNAPSHOT);
         volumeLabels.put(IMAGE, sourceLabels.getOrDefault(IMAGE, ""));
-        call(() -> docker.createVolumeCmd().withName(snap).withLabels(volumeLabels).exec());
+        engine.createVolume(snap, volumeLabels);
         try {
             filesOn(snap, MOUNT).mkdirs("tree");
             UploadResult copied = copy(filesOn(source, MOUNT), filesOn(snap, TREE));
@@ -365,38 +326,20 @@ public final class VolumeWorkdirs implements Workdirs {
         filter.add(SandboxLabels.MANAGED + "=true");
         filter.add(ROLE + "=" + WORKDIR);
         selector.forEach((k, v) -> filter.add(k + "=" + v));
-        EngineClient.Response r;
-        try {
-            // The raw API: docker-java's volume listing has no creation time.
-            r = engine.call("GET", "/volumes?filters=" + java.net.URLEncoder.encode(
-                    EngineClient.JSON.createObjectNode().set("label", EngineClient.JSON.valueToTree(filter)).toString(),
-                    StandardCharsets.UTF_8), null);
-        } catch (java.io.InterruptedIOException e) {
-            Thread.currentThread().interrupt();
-            throw new dev.sandboxkit.SandboxUnavailableException("interrupted while listing workdir volumes", e);
-        } catch (IOException e) {
-            throw host.unreachable(e);
-        }
-        if (r.status() != 200) {
-            throw new SandboxException("cannot list workdir volumes (" + r.status() + "): " + r.message());
-        }
         List<WorkspaceDescriptor> out = new ArrayList<>();
-        try {
-            for (JsonNode v : r.json().path("Volumes")) {
-                Map<String, String> labels = new HashMap<>();
-                v.path("Labels").fields().forEachRemaining(e -> labels.put(e.getKey(), e.getValue().asText()));
-                if (!labels.entrySet().containsAll(selector.entrySet())) {
-                    continue; // the engine filtered already; this guards against a filter it ignored
-                }
-                String created = v.path("CreatedAt").asText("");
-                if (created.isEmpty()) {
-                    continue; // its age cannot be judged: never a sweep candidate
-                }
-                out.add(new WorkspaceDescriptor(PREFIX + v.path("Name").asText(), labels,
-                        OffsetDateTime.parse(created).toInstant()));
+        for (VolumeEngine.Listed v : engine.volumes(filter, "workdir volumes")) {
+            if (!v.labels().entrySet().containsAll(selector.entrySet())) {
+                continue; // the engine filtered already; this guards against a filter it ignored
             }
-        } catch (IOException | java.time.format.DateTimeParseException e) {
-            throw new SandboxException("unexpected volume listing from the engine: " + e, e);
+            if (v.createdAt().isEmpty()) {
+                continue; // its age cannot be judged: never a sweep candidate
+            }
+            try {
+                out.add(new WorkspaceDescriptor(PREFIX + v.name(), v.labels(),
+                        OffsetDateTime.parse(v.createdAt()).toInstant()));
+            } catch (java.time.format.DateTimeParseException e) {
+                throw new SandboxException("unexpected volume listing from the engine: " + e, e);
+            }
         }
         return out;
     }
@@ -409,11 +352,9 @@ public final class VolumeWorkdirs implements Workdirs {
                 filter.add(key + "=" + selector.get(key));
             }
         }
-        List<InspectVolumeResponse> volumes = call(() -> docker.listVolumesCmd().withFilter("label", filter).exec())
-                .getVolumes();
         List<SnapshotDescriptor> out = new ArrayList<>();
-        for (InspectVolumeResponse v : volumes == null ? List.<InspectVolumeResponse>of() : volumes) {
-            SnapshotDescriptor d = readMeta(v.getName());
+        for (VolumeEngine.Listed v : engine.volumes(filter, "snapshot volumes")) {
+            SnapshotDescriptor d = readMeta(v.name());
             if (d != null && d.labels().entrySet().containsAll(selector.entrySet())) {
                 out.add(d);
             }
@@ -481,16 +422,11 @@ public final class VolumeWorkdirs implements Workdirs {
         }
     }
 
-    // ================================================================== volumes and helpers
+    // ================================================================== volumes
 
     /** The volume's labels, or {@code null} when it does not exist. */
     private Map<String, String> labelsOf(String name) {
-        try {
-            InspectVolumeResponse v = call(() -> docker.inspectVolumeCmd(name).exec());
-            return v.getLabels() == null ? Map.of() : v.getLabels();
-        } catch (NotFoundException e) {
-            return null;
-        }
+        return engine.labelsOf(name);
     }
 
     private Map<String, String> requireVolume(String name, String location) {
@@ -503,41 +439,7 @@ public final class VolumeWorkdirs implements Workdirs {
 
     /** Removes the volume's helpers (ours and leftovers), then the volume. Idempotent. */
     private void removeVolume(String name) {
-        for (int attempt = 1; ; attempt++) {
-            String mine = helpers.remove(name);
-            if (mine != null) {
-                removeContainerQuietly(mine);
-            }
-            for (Container c : call(() -> docker.listContainersCmd().withShowAll(true)
-                    .withLabelFilter(Map.of(VOLUME, name)).exec())) {
-                removeContainerQuietly(c.getId());
-            }
-            try {
-                call(() -> docker.removeVolumeCmd(name).exec());
-                return;
-            } catch (NotFoundException gone) {
-                return;
-            } catch (ConflictException inUse) {
-                // "volume is in use": a helper made after the listing (another manager reading a snapshot's
-                // metadata lists every snapshot volume; seen in CI). Remove it too, a few times at most.
-                if (attempt == REMOVE_ATTEMPTS) {
-                    throw new SandboxException("cannot remove workdir volume " + name + ": " + inUse.getMessage(),
-                            inUse);
-                }
-                pause(50L * attempt);
-            } catch (DockerException e) {
-                throw new SandboxException("cannot remove workdir volume " + name + ": " + e.getMessage(), e);
-            }
-        }
-    }
-
-    private static void pause(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new SandboxException("interrupted while removing a workdir volume", e);
-        }
+        engine.removeVolume(name);
     }
 
     private void removeQuietly(String volume) {
@@ -546,71 +448,6 @@ public final class VolumeWorkdirs implements Workdirs {
         } catch (RuntimeException e) {
             log.warn("Could not remove volume {}: {}", volume, e.toString());
         }
-    }
-
-    /** The volume's helper: created on first use (from {@code image}, else the volume's own), never started. */
-    private String helper(String volume, String image) {
-        String known = helpers.get(volume);
-        if (known != null) {
-            return known;
-        }
-        synchronized (this) {
-            known = helpers.get(volume);
-            if (known != null) {
-                return known;
-            }
-            Map<String, String> volumeLabels = labelsOf(volume);
-            if (volumeLabels == null) {
-                throw new SandboxNotFoundException("workdir volume " + volume + " does not exist");
-            }
-            String id = createContainer(volume, volumeLabels, image, defaultUser, List.of(),
-                    List.of("sleep", "infinity"), HELPER);
-            helpers.put(volume, id);
-            return id;
-        }
-    }
-
-    private String createContainer(String volume, Map<String, String> volumeLabels, String image, String user,
-            List<String> capabilities, List<String> argv, String role) {
-        String img = image != null ? image : volumeLabels.get(IMAGE);
-        if (img == null || img.isEmpty()) {
-            throw new SandboxException("no image to open volume " + volume + " with (its " + IMAGE + " label is missing)");
-        }
-        Map<String, String> labels = new HashMap<>();
-        labels.put(SandboxLabels.MANAGED, "true");
-        labels.put(SandboxLabels.OWNER, instanceId);
-        labels.put(ROLE, role);
-        labels.put(VOLUME, volume);
-        String session = volumeLabels.get(SandboxLabels.SESSION);
-        if (session != null) {
-            labels.put(SandboxLabels.SESSION, session);
-        }
-        HostConfig hc = HostConfig.newHostConfig().withMounts(List.of(volumeMount(volume))).withNetworkMode("none")
-                .withCapDrop(Capability.ALL).withSecurityOpts(List.of("no-new-privileges")).withPidsLimit(64L);
-        if (!capabilities.isEmpty()) {
-            hc.withCapAdd(capabilities.stream().map(Capability::valueOf).toArray(Capability[]::new));
-        }
-        try {
-            return call(() -> docker.createContainerCmd(img).withEntrypoint(argv).withUser(user).withLabels(labels)
-                    .withWorkingDir("/").withNetworkDisabled(true).withHostConfig(hc).exec()).getId();
-        } catch (DockerException e) {
-            throw new SandboxException("cannot create a helper container for volume " + volume + " from image " + img
-                    + ": " + e.getMessage(), e);
-        }
-    }
-
-    /** Forgets a helper the engine no longer has (swept by another manager), so the next call makes a new one. */
-    private boolean helperGone(String volume, String id) {
-        try {
-            EngineClient.Response r = engine.call("GET", "/containers/" + EngineClient.segment(id) + "/json", null);
-            if (r.status() != 404) {
-                return false;
-            }
-        } catch (IOException e) {
-            throw host.unreachable(e);
-        }
-        helpers.remove(volume, id);
-        return true;
     }
 
     /**
@@ -626,18 +463,8 @@ public final class VolumeWorkdirs implements Workdirs {
             return;
         }
         lastSweep = now;
-        long cutoff = Instant.now().getEpochSecond() - helperGraceSeconds;
         try {
-            for (Container c : call(() -> docker.listContainersCmd().withShowAll(true)
-                    .withLabelFilter(Map.of(SandboxLabels.MANAGED, "true")).exec())) {
-                Map<String, String> l = c.getLabels() == null ? Map.of() : c.getLabels();
-                boolean oldRun = RUN.equals(l.get(ROLE)) && c.getCreated() != null && c.getCreated() <= cutoff;
-                boolean strayHelper = HELPER.equals(l.get(ROLE)) && instanceId.equals(l.get(SandboxLabels.OWNER))
-                        && !helpers.containsValue(c.getId()) && c.getCreated() != null && c.getCreated() <= cutoff;
-                if (oldRun || strayHelper) {
-                    removeContainerQuietly(c.getId());
-                }
-            }
+            engine.sweep(Instant.now().getEpochSecond() - helperGraceSeconds);
         } catch (RuntimeException e) {
             log.debug("Helper sweep failed: {}", e.toString());
         }
@@ -645,20 +472,7 @@ public final class VolumeWorkdirs implements Workdirs {
 
     @Override
     public void close() {
-        for (String id : helpers.values()) {
-            removeContainerQuietly(id);
-        }
-        helpers.clear();
-    }
-
-    private void removeContainerQuietly(String id) {
-        try {
-            docker.removeContainerCmd(id).withForce(true).exec();
-        } catch (NotFoundException gone) {
-            // already gone
-        } catch (RuntimeException e) {
-            log.warn("Could not remove helper container {}: {}", id, e.toString());
-        }
+        engine.close();
     }
 
     private static String name(String location) {
@@ -678,213 +492,6 @@ public final class VolumeWorkdirs implements Workdirs {
             return HexFormat.of().formatHex(d, 0, 6);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
-        }
-    }
-
-    /** docker-java transport failures as {@link dev.sandboxkit.SandboxUnavailableException}. */
-    private <T> T call(java.util.function.Supplier<T> action) {
-        try {
-            return action.get();
-        } catch (DockerException e) {
-            throw e;
-        } catch (RuntimeException e) {
-            for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-                if (t instanceof IOException) {
-                    throw host.unreachable(e);
-                }
-            }
-            throw e;
-        }
-    }
-
-    // ================================================================== engine calls on one volume
-
-    /** {@link VolumeAccess} on a volume's helper; a helper that vanished is made again once. */
-    private final class Access implements VolumeAccess {
-        private final String volume;
-        private final String image;
-        private final String user;
-
-        Access(String volume, String image, String user) {
-            this.volume = volume;
-            this.image = image;
-            this.user = user;
-        }
-
-        @Override
-        public PathStat stat(String path) {
-            for (int attempt = 0; ; attempt++) {
-                String id = helper(volume, image);
-                EngineClient.Response r;
-                try {
-                    r = engine.statPath(id, path);
-                } catch (IOException e) {
-                    throw host.unreachable(e);
-                }
-                if (r.status() == 200) {
-                    return parseStat(r.body(), path);
-                }
-                if (r.status() == 404) {
-                    if (attempt == 0 && helperGone(volume, id)) {
-                        continue;
-                    }
-                    return null;
-                }
-                throw new SandboxFileException(SandboxFileException.Reason.IO_ERROR, "the engine could not stat '"
-                        + path + "' in volume " + volume + " (" + r.status() + ")");
-            }
-        }
-
-        @Override
-        public InputStream get(String path) {
-            for (int attempt = 0; ; attempt++) {
-                String id = helper(volume, image);
-                try {
-                    return call(() -> docker.copyArchiveFromContainerCmd(id, path).exec());
-                } catch (NotFoundException e) {
-                    if (attempt == 0 && helperGone(volume, id)) {
-                        continue;
-                    }
-                    throw new SandboxNotFoundException("no such file or directory in volume " + volume + ": " + path);
-                } catch (DockerException e) {
-                    throw new SandboxFileException(SandboxFileException.Reason.IO_ERROR, "cannot read '" + path
-                            + "' from volume " + volume + ": " + e.getMessage(), e);
-                }
-            }
-        }
-
-        @Override
-        public byte[] getPrefix(String path, int max) {
-            for (int attempt = 0; ; attempt++) {
-                String id = helper(volume, image);
-                EngineClient.Response r;
-                try {
-                    r = engine.archivePrefix(id, path, max);
-                } catch (IOException e) {
-                    throw host.unreachable(e);
-                }
-                if (r.status() == 200) {
-                    return r.body();
-                }
-                if (r.status() == 404) {
-                    if (attempt == 0 && helperGone(volume, id)) {
-                        continue;
-                    }
-                    throw new SandboxNotFoundException("no such file or directory in volume " + volume + ": " + path);
-                }
-                throw new SandboxFileException(SandboxFileException.Reason.IO_ERROR, "cannot read '" + path
-                        + "' from volume " + volume + " (" + r.status() + "): " + r.message());
-            }
-        }
-
-        @Override
-        public void put(String dir, InputStream tar, long length) {
-            String id = helper(volume, image);
-            try (InputStream in = tar) {
-                call(() -> {
-                    docker.copyArchiveToContainerCmd(id).withRemotePath(dir).withTarInputStream(in)
-                            .withNoOverwriteDirNonDir(true).exec();
-                    return null;
-                });
-            } catch (NotFoundException e) {
-                helperGone(volume, id);
-                throw new SandboxNotFoundException("no such directory in volume " + volume + ": " + dir);
-            } catch (DockerException e) {
-                // Also what a sandbox changing the tree under the extraction causes: a files error, not an outage.
-                throw new SandboxFileException(SandboxFileException.Reason.IO_ERROR, "cannot write into '" + dir
-                        + "' of volume " + volume + ": " + e.getMessage(), e);
-            } catch (IOException e) {
-                throw new SandboxFileException(SandboxFileException.Reason.IO_ERROR, "cannot write into '" + dir
-                        + "': " + e, e);
-            }
-        }
-
-        @Override
-        public <T> T quiesced(Quiesced<T> body) {
-            Map<String, Boolean> mine = FROZEN.get();
-            Boolean live = mine.get(volume);
-            if (live != null) {
-                return body.run(live);
-            }
-            return freeze.around(volume, l -> {
-                mine.put(volume, l);
-                try {
-                    return body.run(l);
-                } finally {
-                    mine.remove(volume);
-                }
-            });
-        }
-
-        @Override
-        public Run run(List<String> argv) {
-            return runAs(user, List.of(), argv);
-        }
-
-        @Override
-        public Run runAsRoot(List<String> argv, List<String> capabilities) {
-            return runAs("0:0", capabilities, argv);
-        }
-
-        private Run runAs(String runAs, List<String> capabilities, List<String> argv) {
-            Map<String, String> volumeLabels = labelsOf(volume);
-            if (volumeLabels == null) {
-                throw new SandboxNotFoundException("workdir volume " + volume + " does not exist");
-            }
-            String id = createContainer(volume, volumeLabels, image, runAs, capabilities, argv, RUN);
-            try {
-                call(() -> {
-                    docker.startContainerCmd(id).exec();
-                    return null;
-                });
-                Integer code = docker.waitContainerCmd(id).exec(new WaitContainerResultCallback())
-                        .awaitStatusCode(RUN_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-                return new Run(code == null ? -1 : code, logs(id));
-            } catch (DockerException e) {
-                throw new SandboxFileException(SandboxFileException.Reason.IO_ERROR, "cannot run " + argv.get(0)
-                        + " on volume " + volume + " (the image needs it): " + e.getMessage(), e);
-            } catch (DockerClientException e) { // the wait timed out; the container is removed below
-                throw new SandboxFileException(SandboxFileException.Reason.IO_ERROR, argv.get(0) + " on volume "
-                        + volume + " did not finish within " + RUN_TIMEOUT_SECONDS + " s: " + e.getMessage(), e);
-            } finally {
-                removeContainerQuietly(id);
-            }
-        }
-
-        private String logs(String id) {
-            StringBuilder out = new StringBuilder();
-            try {
-                docker.logContainerCmd(id).withStdOut(true).withStdErr(true).withTail(20)
-                        .exec(new ResultCallback.Adapter<Frame>() {
-                            @Override
-                            public void onNext(Frame frame) {
-                                out.append(new String(frame.getPayload(), StandardCharsets.UTF_8));
-                            }
-                        }).awaitCompletion(5, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } catch (RuntimeException e) {
-                log.debug("Could not read the logs of {}: {}", id, e.toString());
-            }
-            return out.toString();
-        }
-    }
-
-    private static VolumeAccess.PathStat parseStat(byte[] json, String path) {
-        try {
-            JsonNode n = EngineClient.JSON.readTree(json);
-            String mtime = n.path("mtime").asText("1970-01-01T00:00:00Z");
-            Instant t;
-            try {
-                t = OffsetDateTime.parse(mtime).toInstant();
-            } catch (RuntimeException e) {
-                t = Instant.EPOCH;
-            }
-            return new VolumeAccess.PathStat(n.path("name").asText(""), n.path("size").asLong(0),
-                    n.path("mode").asLong(0), t);
-        } catch (IOException e) {
-            throw new SandboxFileException(SandboxFileException.Reason.IO_ERROR, "unreadable stat of '" + path
-                    + "' from the engine", e);
         }
     }
 }

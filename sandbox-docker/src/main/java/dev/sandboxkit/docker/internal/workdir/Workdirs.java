@@ -1,9 +1,10 @@
 package dev.sandboxkit.docker.internal.workdir;
 
-import com.github.dockerjava.api.model.Mount;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sandboxkit.FileLimits;
 import dev.sandboxkit.SandboxFiles;
 import dev.sandboxkit.SandboxSpec;
+import dev.sandboxkit.docker.internal.engine.EngineClient;
 import dev.sandboxkit.spi.CreateRequest;
 import dev.sandboxkit.spi.WorkspaceCapability;
 import dev.sandboxkit.spi.SnapshotDescriptor;
@@ -22,6 +23,29 @@ import java.util.Set;
  * workspace call of the SPI to the backend that owns the location (see {@link VolumeWorkdirs#owns}).
  */
 public interface Workdirs extends AutoCloseable {
+
+    /**
+     * How a workdir is mounted at /workspace, read-write: an entry of the create body's {@code HostConfig.Mounts}.
+     *
+     * @param volume whether it is a named volume ({@code nocopy}: the image's /workspace never fills it), else a
+     *               bind mount of a host directory
+     * @param source the volume's name or the host directory
+     */
+    record Mount(boolean volume, String source) {
+        /**
+         * The Engine API's JSON for it, as docker-java sent it.
+         *
+         * @return {@code {"Type":..,"Source":..,"Target":"/workspace","ReadOnly":false,...}}
+         */
+        public ObjectNode json() {
+            ObjectNode m = EngineClient.JSON.createObjectNode().put("Type", volume ? "volume" : "bind")
+                    .put("Source", source).put("Target", SandboxSpec.WORKSPACE).put("ReadOnly", false);
+            if (volume) {
+                m.putObject("VolumeOptions").put("NoCopy", true);
+            }
+            return m;
+        }
+    }
 
     /**
      * The workdir capabilities this backend really has ({@link WorkspaceCapability#FILES} and the like).

@@ -10,6 +10,7 @@ import dev.sandboxkit.SandboxSpec;
 import dev.sandboxkit.docker.ManagerOnDockerTest;
 import dev.sandboxkit.docker.internal.engine.DockerHost;
 import dev.sandboxkit.docker.internal.engine.EngineClient;
+import dev.sandboxkit.docker.internal.engine.EngineControl;
 import dev.sandboxkit.docker.internal.engine.EngineDiscovery;
 import dev.sandboxkit.docker.internal.files.FilesTestSupport;
 import dev.sandboxkit.spi.DriverContext;
@@ -72,8 +73,8 @@ class VolumeHelperSweepTest {
     @DisplayName("a crash's one-off container is swept, another manager's helper is not; a helper removed under a driver is recreated")
     void leftoversSweptHelpersRecovered() {
         SandboxSpec spec = FilesTestSupport.spec().build();
-        VolumeWorkdirs first = new VolumeWorkdirs(docker, engine, owner, tmp, "10001:10001", 0);
-        VolumeWorkdirs other = new VolumeWorkdirs(docker, engine, owner + "-other", tmp, "10001:10001", 0);
+        VolumeWorkdirs first = new VolumeWorkdirs(new EngineControl(engine), owner, tmp, "10001:10001", 0);
+        VolumeWorkdirs other = new VolumeWorkdirs(new EngineControl(engine), owner + "-other", tmp, "10001:10001", 0);
         String ws = first.create("sweep-session", spec);
         String volume = ws.substring(VolumeWorkdirs.PREFIX.length());
         try {
