@@ -51,8 +51,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>An answer that breaks HTTP or a limit, or ends before it is complete, is a
  * {@link SandboxExecException} naming the engine, thrown at once: the endpoint answered, so it is not
- * unreachable, retrying will not make it well-formed, and the request may have been carried out (every use of
- * this client serves an exec). Failures to connect, resets, timeouts and an end of stream before any byte of
+ * unreachable, retrying will not make it well-formed, and the request may have been carried out. Failures to connect, resets, timeouts and an end of stream before any byte of
  * the answer stay {@link IOException}s: the callers map them to
  * {@link dev.sandboxkit.SandboxUnavailableException}, and an idle pooled connection the engine dropped is
  * retried once.
