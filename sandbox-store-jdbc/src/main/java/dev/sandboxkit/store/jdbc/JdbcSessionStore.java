@@ -543,6 +543,9 @@ public final class JdbcSessionStore implements SessionStore {
     private <T> T call(String operation, SqlCall<T> work) {
         Connection c = null;
         boolean broken = true;
+        // An interrupt would close an embedded database's file channel (NIO) and with it the database, for every
+        // caller: the call runs without the flag, bounded by the statement timeout, and the flag comes back.
+        boolean interrupted = Thread.interrupted();
         try {
             c = connections.get();
             if (!c.getAutoCommit()) {
@@ -554,8 +557,14 @@ public final class JdbcSessionStore implements SessionStore {
         } catch (SQLException e) {
             throw Failures.map(operation, database, e);
         } finally {
-            if (c != null) {
-                connections.release(c, broken);
+            try {
+                if (c != null) {
+                    connections.release(c, broken);
+                }
+            } finally {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
             }
         }
     }
