@@ -65,15 +65,15 @@ public final class LegacyCapabilities {
     private static <E extends Enum<E>> Set<E> part(Class<E> type, Set<dev.sandboxkit.spi.DriverCapability> old) {
         Set<E> out = EnumSet.noneOf(type);
         for (E e : EnumSet.allOf(type)) {
-            if (old.contains(dev.sandboxkit.spi.DriverCapability.valueOf(e.name()))) {
-                out.add(e);
-            }
+            // Constants added after the split have no old counterpart: an old driver cannot declare them.
+            oldConstant(e.name()).filter(old::contains).ifPresent(c -> out.add(e));
         }
         return Collections.unmodifiableSet(out);
     }
 
     /**
-     * The old set of both halves' sets, for code that still reads {@code capabilities()}.
+     * The old set of both halves' sets, for code that still reads {@code capabilities()}; constants added after
+     * the split have no old counterpart and are left out.
      *
      * @param compute   the compute capabilities
      * @param workspace the workspace capabilities
@@ -82,8 +82,17 @@ public final class LegacyCapabilities {
     public static Set<dev.sandboxkit.spi.DriverCapability> old(Set<ComputeCapability> compute,
                                                              Set<WorkspaceCapability> workspace) {
         Set<dev.sandboxkit.spi.DriverCapability> out = EnumSet.noneOf(dev.sandboxkit.spi.DriverCapability.class);
-        compute.forEach(c -> out.add(dev.sandboxkit.spi.DriverCapability.valueOf(c.name())));
-        workspace.forEach(c -> out.add(dev.sandboxkit.spi.DriverCapability.valueOf(c.name())));
+        compute.forEach(c -> oldConstant(c.name()).ifPresent(out::add));
+        workspace.forEach(c -> oldConstant(c.name()).ifPresent(out::add));
         return Collections.unmodifiableSet(out);
+    }
+
+    private static java.util.Optional<dev.sandboxkit.spi.DriverCapability> oldConstant(String name) {
+        for (dev.sandboxkit.spi.DriverCapability c : dev.sandboxkit.spi.DriverCapability.values()) {
+            if (c.name().equals(name)) {
+                return java.util.Optional.of(c);
+            }
+        }
+        return java.util.Optional.empty();
     }
 }

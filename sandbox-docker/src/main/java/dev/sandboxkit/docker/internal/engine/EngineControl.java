@@ -159,12 +159,14 @@ public final class EngineControl {
     }
 
     /**
-     * The last lines a container printed, stdout and stderr in order; empty if they cannot be read.
+     * The last lines a container printed, stdout and stderr in order (for error messages; callers read a failure
+     * as no text).
      *
      * @param id      the container
      * @param lines   how many lines from the end
      * @param timeout how long to wait for them
      * @return the text
+     * @throws SandboxException if the engine refuses or cannot be reached
      */
     public String logTail(String id, int lines, Duration timeout) {
         EngineClient.Response r = call("GET", "/containers/" + EngineClient.segment(id)
