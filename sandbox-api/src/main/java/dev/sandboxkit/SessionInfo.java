@@ -9,6 +9,11 @@ import java.util.Objects;
 /**
  * A snapshot of a session, as the manager sees it ({@link SandboxManager#session(String)}). A final class rather
  * than a record, so that it can gain fields without breaking callers; the library builds it.
+ *
+ * <p>It shares fields with the store's {@link dev.sandboxkit.spi.SessionRecord} but is not a copy of it by
+ * accident: the record is the SPI's row (with the version, lease, spec fingerprint and pending-destroy marks a
+ * store must keep), this is the caller's view, which shows none of the store's bookkeeping and can change without
+ * touching store implementations.
  */
 public final class SessionInfo {
     private final String sessionId;
