@@ -11,9 +11,9 @@ import java.util.Objects;
  * than a record, so that it can gain fields without breaking callers; the library builds it.
  *
  * <p>It shares fields with the store's {@link dev.sandboxkit.spi.SessionRecord} but is not a copy of it by
- * accident: the record is the SPI's row (with the driver name, version, lease, spec fingerprint and sandbox start time a
- * store must keep), this is the caller's view, which shows none of the store's bookkeeping and can change without
- * touching store implementations.
+ * accident: the record is the SPI's row (with the driver name, version, lease, spec fingerprint and sandbox start
+ * time a store must keep), this is the caller's view, which shows none of the store's bookkeeping and can change
+ * without touching store implementations.
  */
 public final class SessionInfo {
     private final String sessionId;
