@@ -1,30 +1,51 @@
 package dev.sandboxkit;
 
-import java.math.BigInteger;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.stream.Collectors;
+
 import org.jspecify.annotations.Nullable;
 
 /**
- * Which hosts a sandbox may reach through its egress proxy. Immutable; {@link #denyAll()} is the default.
- * Host rules match an exact name or, written {@code *.domain}, any subdomain at any depth but not the apex.
- * Anything that parses as an IP address in any {@code inet_aton} spelling ({@code 2130706433},
- * {@code 0x7f.1}, {@code 127.1}) is a literal and only CIDR rules match it.
+ * Which hosts a sandbox on network {@code none} may reach through the host-side egress proxy. Immutable;
+ * the default is {@link #denyAll()}.
+ *
+ * <p>Rules: an exact host ({@code pypi.org}), a wildcard ({@code *.pythonhosted.org}, any subdomain depth but
+ * not the apex), or a CIDR for literal IPs ({@code 10.0.0.0/8}, {@code [2001:db8::]/32}); each with an optional
+ * port. Names are lower-cased and a trailing dot is stripped before matching. Anything that parses as an IP in any
+ * {@code inet_aton} spelling (decimal {@code 2130706433}, octal {@code 0177.0.0.1}, hex {@code 0x7f.1}, short
+ * {@code 127.1}) or as an IPv6 literal is an IP literal and is matched only by CIDR rules.
+ *
+ * <p>Credential injection, without a man in the middle and without a CA in the sandbox: {@link
+ * Builder#header(String, String, String)} adds a header only to plain-HTTP absolute-URI requests for that host
+ * ({@code GET http://api.example.com/v1 HTTP/1.1}). With {@link Builder#tlsUpstream(String)} the JVM talks HTTPS to
+ * that upstream with its normal certificate checks, so the sandbox sends {@code http://api.example.com/...} to the
+ * proxy and the token never enters the sandbox. CONNECT tunnels are never altered.
  */
 public final class EgressPolicy {
 
-    private static final EgressPolicy DENY_ALL = new EgressPolicy(List.of());
+    private static final EgressPolicy DENY_ALL = new EgressPolicy(List.of(), Map.of(), Set.of());
 
     private final List<Rule> rules;
+    private final Map<String, Map<String, String>> headers;
+    private final Set<String> tlsUpstream;
 
-    private EgressPolicy(List<Rule> rules) {
+    private EgressPolicy(List<Rule> rules, Map<String, Map<String, String>> headers, Set<String> tlsUpstream) {
         this.rules = List.copyOf(rules);
+        Map<String, Map<String, String>> h = new LinkedHashMap<>();
+        headers.forEach((k, v) -> h.put(k, Map.copyOf(v)));
+        this.headers = Map.copyOf(h);
+        this.tlsUpstream = Set.copyOf(tlsUpstream);
     }
 
     /**
@@ -39,73 +60,121 @@ public final class EgressPolicy {
     /**
      * Starts a policy.
      *
-     * @return an empty builder
+     * @return a builder with no rules
      */
     public static Builder builder() {
         return new Builder();
     }
 
     /**
-     * Parses a comma-separated list such as {@code pypi.org,*.pythonhosted.org,github.com:443,10.0.0.0/8}.
-     * Blank input gives {@link #denyAll()}.
+     * Parses a comma-separated list of rules, as given to the Boot properties and the MCP flags.
      *
-     * @param commaSeparated the entries
+     * @param commaSeparated e.g. {@code "pypi.org, *.pythonhosted.org, github.com:443, 10.0.0.0/8"}
      * @return the policy
      * @throws SandboxConfigurationException naming the first bad entry
      */
     public static EgressPolicy parse(String commaSeparated) {
         Objects.requireNonNull(commaSeparated, "commaSeparated");
+        return parse(Arrays.asList(commaSeparated.split(",")));
+    }
+
+    /**
+     * Parses rules, one per entry; blank entries are skipped.
+     *
+     * @param entries e.g. {@code pypi.org}, {@code *.pythonhosted.org}, {@code github.com:443},
+     *                {@code 10.0.0.0/8}, {@code [2001:db8::]/32:443}
+     * @return the policy
+     * @throws SandboxConfigurationException naming the first bad entry
+     */
+    public static EgressPolicy parse(List<String> entries) {
         Builder b = builder();
-        for (String raw : commaSeparated.split(",", -1)) {
-            String entry = raw.strip();
-            if (entry.isEmpty()) {
-                if (commaSeparated.isBlank()) {
-                    continue;
-                }
-                throw new SandboxConfigurationException("empty egress entry in '" + commaSeparated + "'");
+        for (String raw : entries) {
+            String e = raw == null ? "" : raw.strip();
+            if (e.isEmpty()) {
+                continue;
             }
-            b.rules.add(Rule.parse(entry));
+            try {
+                b.rules.add(Rule.parse(e));
+            } catch (IllegalArgumentException ex) {
+                throw new SandboxConfigurationException("bad egress rule '" + e + "': " + ex.getMessage(), ex);
+            }
         }
         return b.build();
     }
 
     /**
-     * Decides a connection to {@code host:port}.
+     * The rules in the spelling {@link #parse(List)} reads back (headers are not included: they hold secrets).
      *
-     * @param host name or IP literal as the sandbox asked for it (brackets allowed around IPv6)
-     * @param port port asked for
-     * @return empty if allowed, else the one-line reason
+     * @return rule strings, in order
+     */
+    public List<String> rules() {
+        return rules.stream().map(Rule::toString).collect(Collectors.toUnmodifiableList());
+    }
+
+    /**
+     * The rules for people and models, e.g. {@code "pypi.org, *.pythonhosted.org:443"}, or {@code "nothing"}.
+     *
+     * @return a one-line description
+     */
+    public String describe() {
+        return rules.isEmpty() ? "nothing" : String.join(", ", rules());
+    }
+
+    /**
+     * Whether a connection to a host (a name or an IP literal in any spelling) and port is allowed.
+     *
+     * @param host name or IP literal, as the sandbox spelled it
+     * @param port port, 1..65535
+     * @return true if a rule allows it
+     */
+    public boolean allows(String host, int port) {
+        return decide(host, port).isEmpty();
+    }
+
+    /**
+     * Decides a connection.
+     *
+     * @param host name or IP literal, as the sandbox spelled it
+     * @param port port
+     * @return empty if allowed, else a one-line reason naming the host, port and allow-list
      */
     public Optional<String> decide(String host, int port) {
-        Objects.requireNonNull(host, "host");
-        String target = host + ":" + port;
-        Optional<InetAddress> literal = literal(host);
-        if (literal.isPresent()) {
-            return allowsAddress(literal.get(), port) ? Optional.empty()
-                    : Optional.of("egress to " + target + " is not allowed (IP literal); allowed: " + describe());
+        if (port < 1 || port > 65535) {
+            return Optional.of("port " + port + " is out of range");
+        }
+        Optional<byte[]> ip = parseIpLiteral(host);
+        if (ip.isPresent()) {
+            return allowsAddress(ip.get(), port) ? Optional.empty()
+                    : Optional.of("IP literal " + host + ":" + port + " is not in a CIDR rule of this sandbox's "
+                    + "egress allow-list (allowed: " + describe() + ")");
         }
         Optional<String> name = normalizeName(host);
         if (name.isEmpty()) {
-            return Optional.of("egress to " + target + " is not allowed (malformed host); allowed: " + describe());
+            return Optional.of("'" + host + "' is not a valid host name");
         }
         for (Rule r : rules) {
             if (r.matchesName(name.get(), port)) {
                 return Optional.empty();
             }
         }
-        return Optional.of("egress to " + target + " is not allowed; allowed: " + describe());
+        return Optional.of(name.get() + ":" + port + " is not in this sandbox's egress allow-list (allowed: "
+                + describe() + ")");
     }
 
     /**
-     * Whether a CIDR rule allows this address and port (used for resolved addresses and literals).
+     * Whether a CIDR rule allows a resolved address; used to guard against DNS answers pointing at loopback.
      *
-     * @param address the address
-     * @param port    the port
-     * @return true if a CIDR rule covers it
+     * @param address resolved address
+     * @param port    port
+     * @return true if a CIDR rule contains it
      */
     public boolean allowsAddress(InetAddress address, int port) {
+        return allowsAddress(address.getAddress(), port);
+    }
+
+    private boolean allowsAddress(byte[] addr, int port) {
         for (Rule r : rules) {
-            if (r.matchesAddress(address, port)) {
+            if (r.matchesAddress(addr, port)) {
                 return true;
             }
         }
@@ -113,173 +182,237 @@ public final class EgressPolicy {
     }
 
     /**
-     * The allowed entries for messages and model instructions, e.g. {@code pypi.org, github.com:443}.
+     * Headers to add to plain-HTTP requests for a host.
      *
-     * @return the list, or {@code nothing (all egress denied)}
+     * @param host host name (normalized here)
+     * @return header name to value; empty if none
      */
-    public String describe() {
-        return rules.isEmpty() ? "nothing (all egress denied)"
-                : rules.stream().map(Rule::toString).collect(Collectors.joining(", "));
+    public Map<String, String> headersFor(String host) {
+        return normalizeName(host).map(h -> headers.getOrDefault(h, Map.of())).orElse(Map.of());
     }
 
     /**
-     * Parses {@code host} as an IP address literal in any {@code inet_aton} spelling (decimal, octal, hex,
-     * 1 to 4 parts) or as a bracketed or bare IPv6 literal.
+     * Whether the proxy talks TLS to this host for plain-HTTP requests the sandbox sends.
      *
-     * @param host the host as asked
-     * @return the address, or empty if it is not a literal
+     * @param host host name (normalized here)
+     * @return true if {@link Builder#tlsUpstream(String)} named it
      */
-    public static Optional<InetAddress> literal(String host) {
-        String h = host;
-        if (h.startsWith("[") && h.endsWith("]")) {
-            h = h.substring(1, h.length() - 1);
-        }
-        if (h.endsWith(".")) {
-            h = h.substring(0, h.length() - 1);
-        }
-        if (h.contains(":")) {
-            if (!h.matches("[0-9A-Fa-f:.]+")) {
-                return Optional.empty();
-            }
-            try {
-                return Optional.of(InetAddress.getByName(h)); // IPv6 literal: no DNS lookup
-            } catch (UnknownHostException | RuntimeException e) {
-                return Optional.empty();
-            }
-        }
-        String[] parts = h.split("\\.", -1);
-        if (parts.length < 1 || parts.length > 4) {
-            return Optional.empty();
-        }
-        long[] v = new long[parts.length];
-        for (int i = 0; i < parts.length; i++) {
-            BigInteger n = number(parts[i]);
-            if (n == null || n.bitLength() > 32) {
-                return Optional.empty();
-            }
-            v[i] = n.longValue();
-        }
-        long addr = 0;
-        int last = parts.length - 1;
-        for (int i = 0; i < last; i++) {
-            if (v[i] > 255) {
-                return Optional.empty();
-            }
-            addr |= v[i] << (24 - 8 * i);
-        }
-        long lastMax = (1L << (8 * (4 - last))) - 1;
-        if (v[last] > lastMax) {
-            return Optional.empty();
-        }
-        addr |= v[last];
-        byte[] b = {(byte) (addr >>> 24), (byte) (addr >>> 16), (byte) (addr >>> 8), (byte) addr};
-        try {
-            return Optional.of(InetAddress.getByAddress(b));
-        } catch (UnknownHostException e) {
-            return Optional.empty();
-        }
+    public boolean tlsUpstream(String host) {
+        return normalizeName(host).map(tlsUpstream::contains).orElse(false);
     }
 
-    private static @Nullable BigInteger number(String s) {
-        try {
-            if (s.matches("0[xX][0-9A-Fa-f]*")) {
-                return s.length() == 2 ? BigInteger.ZERO : new BigInteger(s.substring(2), 16);
-            }
-            if (s.matches("0[0-7]+")) {
-                return new BigInteger(s.substring(1), 8);
-            }
-            if (s.matches("[0-9]+")) {
-                return new BigInteger(s);
-            }
-        } catch (NumberFormatException e) {
-            return null;
-        }
-        return null;
-    }
-
-    /** Lower-cases, strips one trailing dot, and rejects anything that is not a plain DNS name. */
     static Optional<String> normalizeName(String host) {
+        if (host == null) {
+            return Optional.empty();
+        }
         String h = host.toLowerCase(Locale.ROOT);
         if (h.endsWith(".")) {
             h = h.substring(0, h.length() - 1);
         }
-        if (h.isEmpty() || h.length() > 253 || !h.matches("[a-z0-9_-]+(\\.[a-z0-9_-]+)*")) {
+        if (h.isEmpty() || h.length() > 253
+                || !h.matches("[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*")) {
             return Optional.empty();
         }
         return Optional.of(h);
     }
 
+    /**
+     * Parses an IP literal in any {@code inet_aton} spelling, or an IPv6 literal (bracketed or not), without DNS.
+     *
+     * @param host as spelled
+     * @return the address (IPv4-mapped IPv6 comes back as IPv4), or empty if it is not an IP literal
+     */
+    public static Optional<InetAddress> literal(String host) {
+        return parseIpLiteral(host).map(b -> {
+            try {
+                return InetAddress.getByAddress(b);
+            } catch (UnknownHostException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+    }
+
+    private static Optional<byte[]> parseIpLiteral(String host) {
+        if (host == null || host.isEmpty()) {
+            return Optional.empty();
+        }
+        String h = host;
+        if (h.startsWith("[") && h.endsWith("]")) {
+            h = h.substring(1, h.length() - 1);
+        }
+        if (h.contains(":")) {
+            // only literal characters, so getByName never queries DNS
+            if (!h.matches("[0-9A-Fa-f:.]+")) {
+                return Optional.empty();
+            }
+            try {
+                return Optional.of(InetAddress.getByName(h).getAddress());
+            } catch (UnknownHostException e) {
+                return Optional.empty();
+            }
+        }
+        if (h.endsWith(".")) {
+            h = h.substring(0, h.length() - 1);
+        }
+        String[] parts = h.split("\\.", -1);
+        if (parts.length > 4) {
+            return Optional.empty();
+        }
+        long[] v = new long[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            String p = parts[i].toLowerCase(Locale.ROOT);
+            try {
+                if (p.startsWith("0x")) {
+                    v[i] = p.length() == 2 ? 0 : Long.parseLong(p.substring(2), 16);
+                } else if (p.length() > 1 && p.startsWith("0")) {
+                    v[i] = Long.parseLong(p.substring(1), 8);
+                } else if (!p.isEmpty() && p.chars().allMatch(Character::isDigit)) {
+                    v[i] = Long.parseLong(p);
+                } else {
+                    return Optional.empty();
+                }
+            } catch (NumberFormatException e) {
+                return Optional.empty();
+            }
+        }
+        long addr = 0;
+        for (int i = 0; i < v.length - 1; i++) {
+            if (v[i] > 255) {
+                return Optional.empty();
+            }
+            addr = (addr << 8) | v[i];
+        }
+        int restBytes = 4 - (v.length - 1);
+        long last = v[v.length - 1];
+        if (last >= (1L << (8 * restBytes))) {
+            return Optional.empty();
+        }
+        addr = (addr << (8 * restBytes)) | last;
+        return Optional.of(new byte[] {(byte) (addr >>> 24), (byte) (addr >>> 16), (byte) (addr >>> 8), (byte) addr});
+    }
+
     @Override
     public boolean equals(Object o) {
-        return o instanceof EgressPolicy p && p.rules.equals(rules);
+        return o instanceof EgressPolicy p && rules.equals(p.rules) && headers.equals(p.headers)
+                && tlsUpstream.equals(p.tlsUpstream);
     }
 
     @Override
     public int hashCode() {
-        return rules.hashCode();
+        return Objects.hash(rules, headers, tlsUpstream);
     }
 
+    /** Header values are redacted: they are credentials. */
     @Override
     public String toString() {
-        return "EgressPolicy[" + describe() + "]";
+        Map<String, List<String>> names = new LinkedHashMap<>();
+        headers.forEach((h, m) -> names.put(h, new ArrayList<>(m.keySet())));
+        return "EgressPolicy[rules=" + rules() + ", headers=" + names + " (values redacted), tlsUpstream="
+                + tlsUpstream + "]";
     }
 
-    /** Collects rules for an {@link EgressPolicy}. Not thread-safe. */
+    /** Builds an {@link EgressPolicy}. Not thread-safe. */
     public static final class Builder {
-
         private final List<Rule> rules = new ArrayList<>();
+        private final Map<String, Map<String, String>> headers = new LinkedHashMap<>();
+        private final Set<String> tlsUpstream = new LinkedHashSet<>();
 
         private Builder() {
         }
 
         /**
-         * Allows a host on any port: an exact name, or {@code *.domain} for its subdomains (not the apex).
+         * Allows a host on any port.
          *
-         * @param host the name
+         * @param host exact name or {@code *.domain}
          * @return this
-         * @throws SandboxConfigurationException if the name is malformed or an IP literal
+         * @throws SandboxConfigurationException if the host is not valid
          */
         public Builder allowHost(String host) {
-            rules.add(Rule.host(host, 0));
-            return this;
+            return allowHost(host, 0);
         }
 
         /**
          * Allows a host on one port.
          *
-         * @param host the name, as in {@link #allowHost(String)}
-         * @param port 1 to 65535
+         * @param host exact name or {@code *.domain}
+         * @param port 1..65535, or 0 for any
          * @return this
-         * @throws SandboxConfigurationException if the name or port is malformed
+         * @throws SandboxConfigurationException if the host or port is not valid
          */
         public Builder allowHost(String host, int port) {
-            rules.add(Rule.host(host, checkPort(port, host)));
-            return this;
+            return add(host, port, false);
         }
 
         /**
-         * Allows a literal IPv4 or IPv6 range on any port, e.g. {@code 10.0.0.0/8}.
+         * Allows literal IPs in a range on any port.
          *
-         * @param cidr the range
+         * @param cidr e.g. {@code 10.0.0.0/8} or {@code 2001:db8::/32}
          * @return this
-         * @throws SandboxConfigurationException if malformed
+         * @throws SandboxConfigurationException if the CIDR is not valid
          */
         public Builder allowCidr(String cidr) {
-            rules.add(Rule.cidr(cidr, 0));
+            return allowCidr(cidr, 0);
+        }
+
+        /**
+         * Allows literal IPs in a range on one port.
+         *
+         * @param cidr e.g. {@code 10.0.0.0/8} or {@code 2001:db8::/32}
+         * @param port 1..65535, or 0 for any
+         * @return this
+         * @throws SandboxConfigurationException if the CIDR or port is not valid
+         */
+        public Builder allowCidr(String cidr, int port) {
+            return add(cidr, port, true);
+        }
+
+        private Builder add(String spec, int port, boolean cidr) {
+            Objects.requireNonNull(spec, "host");
+            try {
+                rules.add(cidr ? Rule.cidr(spec, port) : Rule.host(spec, port));
+                return this;
+            } catch (IllegalArgumentException e) {
+                throw new SandboxConfigurationException("bad egress rule '" + spec + "': " + e.getMessage(), e);
+            }
+        }
+
+        /**
+         * Adds a header to plain-HTTP requests the proxy forwards to an exact host; see the class comment.
+         *
+         * @param host  exact host name
+         * @param name  header name
+         * @param value header value (a credential; never shown by {@link #toString()})
+         * @return this
+         * @throws SandboxConfigurationException if the host or header is not valid
+         */
+        public Builder header(String host, String name, String value) {
+            String h = exactHost(host);
+            if (name == null || !name.matches("[!#$%&'*+.^_`|~0-9A-Za-z-]+")) {
+                throw new SandboxConfigurationException("bad egress header name '" + name + "'");
+            }
+            if (value == null || value.indexOf('\r') >= 0 || value.indexOf('\n') >= 0) {
+                throw new SandboxConfigurationException("bad egress header value for '" + name + "'");
+            }
+            headers.computeIfAbsent(h, k -> new LinkedHashMap<>()).put(name, value);
             return this;
         }
 
         /**
-         * Allows a literal IPv4 or IPv6 range on one port.
+         * Makes the proxy use TLS (with the JVM's normal certificate checks) to an exact host for plain-HTTP
+         * requests the sandbox sends it, so injected headers never cross the network in clear.
          *
-         * @param cidr the range
-         * @param port 1 to 65535
+         * @param host exact host name
          * @return this
-         * @throws SandboxConfigurationException if malformed
+         * @throws SandboxConfigurationException if the host is not valid
          */
-        public Builder allowCidr(String cidr, int port) {
-            rules.add(Rule.cidr(cidr, checkPort(port, cidr)));
+        public Builder tlsUpstream(String host) {
+            tlsUpstream.add(exactHost(host));
             return this;
+        }
+
+        private static String exactHost(String host) {
+            return normalizeName(host).filter(h -> parseIpLiteral(h).isEmpty())
+                    .orElseThrow(() -> new SandboxConfigurationException("bad egress host '" + host + "'"));
         }
 
         /**
@@ -288,81 +421,102 @@ public final class EgressPolicy {
          * @return the immutable policy
          */
         public EgressPolicy build() {
-            return rules.isEmpty() ? DENY_ALL : new EgressPolicy(rules);
+            return rules.isEmpty() && headers.isEmpty() && tlsUpstream.isEmpty()
+                    ? DENY_ALL : new EgressPolicy(rules, headers, tlsUpstream);
         }
     }
 
-    private static int checkPort(int port, String entry) {
-        if (port < 1 || port > 65535) {
-            throw new SandboxConfigurationException("bad port " + port + " in egress entry '" + entry + "'");
-        }
-        return port;
-    }
-
-    /** One rule: a name pattern or a CIDR range, with port 0 meaning any port. */
+    /** One allow rule: a name, a {@code *.} wildcard, or a CIDR; port 0 means any. */
     private record Rule(@Nullable String name, boolean wildcard, byte @Nullable [] network, int prefix, int port) {
 
-        static Rule parse(String entry) {
-            String body = entry;
-            int port = 0;
-            int colon = entry.lastIndexOf(':');
-            boolean ipv6 = entry.indexOf(':') != colon; // more than one colon: bare IPv6 CIDR, no port
-            if (colon >= 0 && !ipv6) {
-                body = entry.substring(0, colon);
-                try {
-                    port = checkPort(Integer.parseInt(entry.substring(colon + 1)), entry);
-                } catch (NumberFormatException e) {
-                    throw new SandboxConfigurationException("bad port in egress entry '" + entry + "'");
+        static Rule parse(String e) {
+            if (e.startsWith("[")) {
+                int close = e.indexOf(']');
+                if (close < 0) {
+                    throw new IllegalArgumentException("missing ']'");
                 }
+                String inside = e.substring(1, close);
+                String after = e.substring(close + 1);
+                String prefix = "";
+                if (after.startsWith("/")) {
+                    int colon = after.indexOf(':');
+                    prefix = colon < 0 ? after : after.substring(0, colon);
+                    after = colon < 0 ? "" : after.substring(colon);
+                }
+                int port = 0;
+                if (!after.isEmpty()) {
+                    if (!after.startsWith(":")) {
+                        throw new IllegalArgumentException("bad text after ']'");
+                    }
+                    port = parsePort(after.substring(1));
+                }
+                return cidr(inside + (prefix.isEmpty() ? "/128" : prefix), port);
             }
-            return body.contains("/") ? cidr(body, port) : host(body, port);
+            String body = e;
+            int port = 0;
+            int colon = e.lastIndexOf(':');
+            if (colon >= 0) {
+                body = e.substring(0, colon);
+                port = parsePort(e.substring(colon + 1));
+            }
+            if (body.contains("/")) {
+                return cidr(body, port);
+            }
+            return host(body, port);
         }
 
-        static Rule host(String host, int port) {
-            Objects.requireNonNull(host, "host");
-            boolean wildcard = host.startsWith("*.");
-            String rest = wildcard ? host.substring(2) : host;
-            if (literal(rest).isPresent()) {
-                throw new SandboxConfigurationException(
-                        "egress entry '" + host + "' is an IP literal; use a CIDR rule such as " + rest + "/32");
+        static int parsePort(String s) {
+            try {
+                int p = Integer.parseInt(s);
+                if (p < 1 || p > 65535) {
+                    throw new IllegalArgumentException("port " + p + " out of range");
+                }
+                return p;
+            } catch (NumberFormatException ex) {
+                throw new IllegalArgumentException("bad port '" + s + "'");
             }
-            Optional<String> name = normalizeName(rest);
-            if (name.isEmpty()) {
-                throw new SandboxConfigurationException("malformed host in egress entry '" + host + "'");
-            }
-            return new Rule(name.get(), wildcard, null, 0, port);
         }
 
-        static Rule cidr(String cidr, int port) {
-            Objects.requireNonNull(cidr, "cidr");
-            int slash = cidr.indexOf('/');
-            String addr = slash < 0 ? cidr : cidr.substring(0, slash);
-            boolean canonical = addr.contains(":") ? addr.matches("[0-9A-Fa-f:.]+")
-                    : addr.matches("\\d{1,3}(\\.\\d{1,3}){3}");
-            Optional<InetAddress> ip = canonical ? literal(addr) : Optional.empty();
-            if (ip.isEmpty()) {
-                throw new SandboxConfigurationException("malformed address in egress entry '" + cidr + "'");
+        static void checkPort(int port) {
+            if (port < 0 || port > 65535) {
+                throw new IllegalArgumentException("port " + port + " out of range");
             }
-            byte[] net = ip.get().getAddress();
+        }
+
+        static Rule host(String spec, int port) {
+            checkPort(port);
+            boolean wild = spec.startsWith("*.");
+            String n = normalizeName(wild ? spec.substring(2) : spec)
+                    .orElseThrow(() -> new IllegalArgumentException("not a host name"));
+            if (parseIpLiteral(n).isPresent()) {
+                throw new IllegalArgumentException("an IP literal needs a CIDR rule, e.g. " + spec + "/32");
+            }
+            return new Rule(n, wild, null, 0, port);
+        }
+
+        static Rule cidr(String spec, int port) {
+            checkPort(port);
+            int slash = spec.indexOf('/');
+            String ip = slash < 0 ? spec : spec.substring(0, slash);
+            if (ip.startsWith("[") && ip.endsWith("]")) {
+                ip = ip.substring(1, ip.length() - 1);
+            }
+            // CIDRs are written plainly: dotted-quad IPv4 or IPv6 only
+            if (!ip.contains(":") && !ip.matches("\\d{1,3}(\\.\\d{1,3}){3}")) {
+                throw new IllegalArgumentException("not an IP address");
+            }
+            byte[] net = parseIpLiteral(ip).orElseThrow(() -> new IllegalArgumentException("not an IP address"));
+            int max = net.length * 8;
             int prefix;
             try {
-                prefix = slash < 0 ? net.length * 8 : Integer.parseInt(cidr.substring(slash + 1));
-            } catch (NumberFormatException e) {
-                throw new SandboxConfigurationException("malformed prefix in egress entry '" + cidr + "'");
+                prefix = slash < 0 ? max : Integer.parseInt(spec.substring(slash + 1));
+            } catch (NumberFormatException ex) {
+                throw new IllegalArgumentException("bad prefix length");
             }
-            if (prefix < 0 || prefix > net.length * 8) {
-                throw new SandboxConfigurationException("prefix out of range in egress entry '" + cidr + "'");
+            if (prefix < 0 || prefix > max) {
+                throw new IllegalArgumentException("prefix length out of range");
             }
-            return new Rule(null, false, mask(net, prefix), prefix, port);
-        }
-
-        private static byte[] mask(byte[] a, int prefix) {
-            byte[] out = a.clone();
-            for (int i = 0; i < out.length; i++) {
-                int bits = Math.max(0, Math.min(8, prefix - 8 * i));
-                out[i] &= (byte) (0xFF << (8 - bits));
-            }
-            return out;
+            return new Rule(null, false, net, prefix, port);
         }
 
         boolean matchesName(String host, int p) {
@@ -372,23 +526,32 @@ public final class EgressPolicy {
             return wildcard ? host.endsWith("." + name) : host.equals(name);
         }
 
-        boolean matchesAddress(InetAddress a, int p) {
-            if (network == null || (port != 0 && port != p)) {
+        boolean matchesAddress(byte[] addr, int p) {
+            if (network == null || (port != 0 && port != p) || addr.length != network.length) {
                 return false;
             }
-            byte[] bytes = a.getAddress();
-            return bytes.length == network.length && java.util.Arrays.equals(mask(bytes, prefix), network);
+            int full = prefix / 8;
+            for (int i = 0; i < full; i++) {
+                if (addr[i] != network[i]) {
+                    return false;
+                }
+            }
+            int rest = prefix % 8;
+            if (rest == 0) {
+                return true;
+            }
+            int mask = (0xff << (8 - rest)) & 0xff;
+            return (addr[full] & mask) == (network[full] & mask);
         }
 
         @Override
         public boolean equals(Object o) {
-            return o instanceof Rule r && Objects.equals(name, r.name) && wildcard == r.wildcard
-                    && java.util.Arrays.equals(network, r.network) && prefix == r.prefix && port == r.port;
+            return o instanceof Rule r && toString().equals(r.toString());
         }
 
         @Override
         public int hashCode() {
-            return Objects.hash(name, wildcard, java.util.Arrays.hashCode(network), prefix, port);
+            return toString().hashCode();
         }
 
         @Override
@@ -397,13 +560,14 @@ public final class EgressPolicy {
             if (name != null) {
                 base = (wildcard ? "*." : "") + name;
             } else {
-                String a;
+                byte[] net = Objects.requireNonNull(network);
+                String ip;
                 try {
-                    a = InetAddress.getByAddress(Objects.requireNonNull(network)).getHostAddress();
+                    ip = InetAddress.getByAddress(net).getHostAddress();
                 } catch (UnknownHostException e) {
-                    a = "?";
+                    throw new IllegalStateException(e);
                 }
-                base = a + "/" + prefix;
+                base = net.length == 16 ? "[" + ip + "]/" + prefix : ip + "/" + prefix;
             }
             return port == 0 ? base : base + ":" + port;
         }

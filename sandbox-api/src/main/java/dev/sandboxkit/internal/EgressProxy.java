@@ -1,0 +1,358 @@
+package dev.sandboxkit.internal;
+
+import dev.sandboxkit.EgressPolicy;
+import dev.sandboxkit.spi.EgressResolver;
+import dev.sandboxkit.spi.PortConnection;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The host-side HTTP proxy that serves each connection a sandbox opens to its proxy endpoint: CONNECT tunnels
+ * and absolute-URI plain HTTP, checked against the session's {@link EgressPolicy}. One per manager; it has no
+ * threads of its own and runs every connection on the given executor.
+ */
+public final class EgressProxy {
+
+    /**
+     * Limits and timeouts.
+     *
+     * @param maxPerSession    open connections allowed per session
+     * @param maxTotal         open connections allowed per manager
+     * @param headReadTimeout  time to read the request head (not enforced yet on the sandbox side)
+     * @param headSizeCap      largest request head accepted, bytes
+     * @param connectTimeout   upstream connect timeout
+     * @param tunnelIdle       idle timeout on the upstream socket of a tunnel
+     */
+    public record Settings(int maxPerSession, int maxTotal, Duration headReadTimeout, int headSizeCap,
+                           Duration connectTimeout, Duration tunnelIdle) {
+
+        /** The defaults: 64 per session, 1024 per manager, 10 s head, 16 KiB head, 10 s connect, 5 min idle. */
+        public static final Settings DEFAULTS = new Settings(64, 1024, Duration.ofSeconds(10), 16 * 1024,
+                Duration.ofSeconds(10), Duration.ofMinutes(5));
+    }
+
+    /**
+     * What one session's sandbox did through the proxy.
+     *
+     * @param allowed  connections allowed
+     * @param denied   connections refused by policy or limit
+     * @param bytesIn  bytes from upstream to the sandbox
+     * @param bytesOut bytes from the sandbox to upstream
+     */
+    public record Counters(long allowed, long denied, long bytesIn, long bytesOut) {
+    }
+
+    private static final class Session {
+        final AtomicInteger open = new AtomicInteger();
+        final AtomicLong allowed = new AtomicLong();
+        final AtomicLong denied = new AtomicLong();
+        final AtomicLong bytesIn = new AtomicLong();
+        final AtomicLong bytesOut = new AtomicLong();
+    }
+
+    private final Settings settings;
+    private final Executor executor;
+    private final Clock clock;
+    private final EgressResolver resolver;
+    private final boolean resolverTrusted;
+    private final AtomicInteger openTotal = new AtomicInteger();
+    private final Map<String, Session> sessions = new ConcurrentHashMap<>();
+
+    /**
+     * Creates the proxy.
+     *
+     * @param settings limits and timeouts
+     * @param executor runs each connection's I/O (two tasks per tunnel)
+     * @param clock    time source
+     * @param resolver an operator's resolver, trusted as given; {@code null} for the system DNS, whose local
+     *                 answers are refused unless a CIDR rule allows them
+     */
+    public EgressProxy(Settings settings, Executor executor, Clock clock, @Nullable EgressResolver resolver) {
+        this.settings = settings;
+        this.executor = executor;
+        this.clock = clock;
+        this.resolverTrusted = resolver != null;
+        this.resolver = resolver != null ? resolver : EgressResolver.system();
+    }
+
+    /**
+     * Serves one connection from a sandbox. Returns at once; the connection is always closed in the end.
+     *
+     * @param sessionId   session the sandbox belongs to
+     * @param sandboxSide the connection
+     * @param policy      read once per connection, so a policy change applies to the next connection
+     */
+    public void serve(String sessionId, PortConnection sandboxSide, Supplier<EgressPolicy> policy) {
+        Session s = sessions.computeIfAbsent(sessionId, k -> new Session());
+        if (s.open.incrementAndGet() > settings.maxPerSession()
+                | openTotal.incrementAndGet() > settings.maxTotal()) {
+            s.open.decrementAndGet();
+            openTotal.decrementAndGet();
+            s.denied.incrementAndGet();
+            // Small reply written inline: refusing must not take an executor thread.
+            replyAndClose(sandboxSide, 429, "Too Many Requests", "too many open egress connections");
+            return;
+        }
+        try {
+            executor.execute(() -> {
+                try {
+                    handle(s, sandboxSide, policy.get());
+                } finally {
+                    s.open.decrementAndGet();
+                    openTotal.decrementAndGet();
+                    sandboxSide.close();
+                }
+            });
+        } catch (RuntimeException rejected) {
+            s.open.decrementAndGet();
+            openTotal.decrementAndGet();
+            replyAndClose(sandboxSide, 429, "Too Many Requests", "egress proxy busy");
+        }
+    }
+
+    /**
+     * What a session did so far.
+     *
+     * @param sessionId session
+     * @return its counters, zero if it never used the proxy
+     */
+    public Counters counters(String sessionId) {
+        Session s = sessions.get(sessionId);
+        return s == null ? new Counters(0, 0, 0, 0)
+                : new Counters(s.allowed.get(), s.denied.get(), s.bytesIn.get(), s.bytesOut.get());
+    }
+
+    /**
+     * Forgets a session's counters (its open connections end when the sandbox side closes).
+     *
+     * @param sessionId session
+     */
+    public void closeSession(String sessionId) {
+        sessions.remove(sessionId);
+    }
+
+    private void handle(Session s, PortConnection side, EgressPolicy policy) {
+        InputStream in = side.input();
+        byte[] head;
+        try {
+            head = readHead(in);
+        } catch (IOException e) {
+            return;
+        }
+        if (head == null) {
+            reply(side, 400, "Bad Request", "request head missing or larger than " + settings.headSizeCap() + " bytes");
+            return;
+        }
+        String text = new String(head, StandardCharsets.ISO_8859_1);
+        String[] lines = text.split("\r\n");
+        String[] req = lines[0].split(" ");
+        if (req.length != 3 || !req[2].startsWith("HTTP/1.")) {
+            reply(side, 400, "Bad Request", "malformed request line");
+            return;
+        }
+        boolean connect = req[0].equals("CONNECT");
+        String authority;
+        String path = null;
+        int defaultPort;
+        if (connect) {
+            authority = req[1];
+            defaultPort = -1;
+        } else if (req[1].regionMatches(true, 0, "http://", 0, 7)) {
+            String rest = req[1].substring(7);
+            int end = rest.length();
+            for (char c : new char[] {'/', '?', '#'}) {
+                int i = rest.indexOf(c);
+                if (i >= 0 && i < end) {
+                    end = i;
+                }
+            }
+            authority = rest.substring(0, end);
+            path = end == rest.length() ? "/" : rest.substring(end);
+            if (path.startsWith("?")) {
+                path = "/" + path;
+            }
+            defaultPort = 80;
+        } else {
+            reply(side, 400, "Bad Request", "only CONNECT and absolute http:// requests are proxied");
+            return;
+        }
+        String host;
+        int port;
+        int colon = authority.lastIndexOf(':');
+        if (colon > authority.lastIndexOf(']')) {
+            host = authority.substring(0, colon);
+            try {
+                port = Integer.parseInt(authority.substring(colon + 1));
+            } catch (NumberFormatException e) {
+                port = -1;
+            }
+        } else {
+            host = authority;
+            port = defaultPort;
+        }
+        if (host.isEmpty() || port < 1 || port > 65535) {
+            reply(side, 400, "Bad Request", "malformed target '" + authority + "'");
+            return;
+        }
+        Optional<String> no = policy.decide(host, port);
+        if (no.isPresent()) {
+            s.denied.incrementAndGet();
+            reply(side, 403, "Forbidden", no.get());
+            return;
+        }
+        List<InetAddress> addresses;
+        try {
+            addresses = addresses(host, port, policy);
+        } catch (IOException e) {
+            reply(side, 502, "Bad Gateway", "cannot resolve " + host);
+            return;
+        }
+        if (addresses.isEmpty()) {
+            s.denied.incrementAndGet();
+            reply(side, 403, "Forbidden", "egress to " + host + ":" + port
+                    + " is not allowed (resolves to a local address); allowed: " + policy.describe());
+            return;
+        }
+        Socket up = new Socket();
+        try (up) {
+            try {
+                up.connect(new InetSocketAddress(addresses.get(0), port),
+                        (int) settings.connectTimeout().toMillis());
+                up.setSoTimeout((int) settings.tunnelIdle().toMillis());
+            } catch (SocketTimeoutException e) {
+                reply(side, 504, "Gateway Timeout", "connect to " + host + ":" + port + " timed out");
+                return;
+            } catch (IOException e) {
+                reply(side, 502, "Bad Gateway", "cannot connect to " + host + ":" + port);
+                return;
+            }
+            s.allowed.incrementAndGet();
+            OutputStream toSandbox = side.output();
+            if (connect) {
+                toSandbox.write("HTTP/1.1 200 Connection established\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                toSandbox.flush();
+            } else {
+                StringBuilder b = new StringBuilder(req[0]).append(' ').append(path).append(" HTTP/1.1\r\n");
+                for (int i = 1; i < lines.length; i++) {
+                    String name = lines[i].substring(0, Math.max(0, lines[i].indexOf(':'))).strip()
+                            .toLowerCase(Locale.ROOT);
+                    if (!name.startsWith("proxy-") && !name.equals("connection") && !name.equals("keep-alive")) {
+                        b.append(lines[i]).append("\r\n");
+                    }
+                }
+                b.append("Connection: close\r\n\r\n");
+                up.getOutputStream().write(b.toString().getBytes(StandardCharsets.ISO_8859_1));
+                up.getOutputStream().flush();
+            }
+            executor.execute(() -> {
+                try {
+                    copy(in, up.getOutputStream(), s.bytesOut);
+                    up.shutdownOutput();
+                } catch (IOException e) {
+                    closeQuietly(up);
+                }
+            });
+            copy(up.getInputStream(), toSandbox, s.bytesIn);
+        } catch (IOException e) {
+            // Either side went away: closing both (finally blocks) is all there is to do.
+        }
+    }
+
+    private List<InetAddress> addresses(String host, int port, EgressPolicy policy) throws IOException {
+        Optional<InetAddress> literal = EgressPolicy.literal(host);
+        if (literal.isPresent()) {
+            return List.of(literal.get()); // the policy already allowed it through a CIDR rule
+        }
+        String name = host.toLowerCase(Locale.ROOT);
+        if (name.endsWith(".")) {
+            name = name.substring(0, name.length() - 1);
+        }
+        List<InetAddress> out = new ArrayList<>();
+        for (InetAddress a : resolver.resolve(name)) {
+            boolean local = a.isLoopbackAddress() || a.isAnyLocalAddress() || a.isLinkLocalAddress()
+                    || a.isMulticastAddress();
+            if (resolverTrusted || !local || policy.allowsAddress(a, port)) {
+                out.add(a);
+            }
+        }
+        return out;
+    }
+
+    /** Reads up to the blank line; null if the stream ends first or the head is over the cap. */
+    private byte @Nullable [] readHead(InputStream in) throws IOException {
+        ByteArrayOutputStream head = new ByteArrayOutputStream();
+        int matched = 0;
+        while (head.size() < settings.headSizeCap()) {
+            int c = in.read();
+            if (c < 0) {
+                return null;
+            }
+            head.write(c);
+            matched = (c == '\r' && matched % 2 == 0) || (c == '\n' && matched % 2 == 1) ? matched + 1 : 0;
+            if (matched == 4) {
+                return head.toByteArray();
+            }
+        }
+        return null;
+    }
+
+    private static void copy(InputStream from, OutputStream to, AtomicLong counter) throws IOException {
+        byte[] buf = new byte[16 * 1024];
+        int n;
+        while ((n = from.read(buf)) >= 0) {
+            to.write(buf, 0, n);
+            to.flush();
+            counter.addAndGet(n);
+        }
+    }
+
+    private static void reply(PortConnection side, int code, String status, String body) {
+        byte[] b = (body + "\n").getBytes(StandardCharsets.UTF_8);
+        String head = "HTTP/1.1 " + code + " " + status + "\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                + "Content-Length: " + b.length + "\r\nConnection: close\r\n\r\n";
+        try {
+            OutputStream out = side.output();
+            out.write(head.getBytes(StandardCharsets.US_ASCII));
+            out.write(b);
+            out.flush();
+        } catch (IOException e) {
+            // The sandbox side is gone; nothing to tell it.
+        }
+    }
+
+    private static void replyAndClose(PortConnection side, int code, String status, String body) {
+        try {
+            reply(side, code, status, body);
+        } finally {
+            side.close();
+        }
+    }
+
+    private static void closeQuietly(Socket s) {
+        try {
+            s.close();
+        } catch (IOException ignored) {
+            // closing only
+        }
+    }
+}
