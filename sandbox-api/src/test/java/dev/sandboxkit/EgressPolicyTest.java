@@ -50,7 +50,7 @@ class EgressPolicyTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"a.org,,b.org", "a.org:0", "a.org:99999", "a.org:x", "10.0.0.0/33", "10.0.0/8",
+    @ValueSource(strings = {"a.org:0", "a.org:99999", "a.org:x", "10.0.0.0/33", "10.0.0/8",
         "127.0.0.1", "0x7f.1", "a b.org", "user@a.org", "*.", "::1/200"})
     void badEntriesAreRejectedByName(String entries) {
         assertThatThrownBy(() -> EgressPolicy.parse(entries)).isInstanceOf(SandboxConfigurationException.class)
