@@ -3,12 +3,10 @@ package dev.sandboxkit.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sandboxkit.EgressPolicy;
-import dev.sandboxkit.spi.PortConnection;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -108,39 +106,7 @@ class EgressProxyTest {
     private Socket open(String session, java.util.function.Supplier<EgressPolicy> policy) throws IOException {
         Socket client = new Socket(LOOPBACK, proxySide.getLocalPort());
         Socket server = proxySide.accept();
-        proxy.serve(session, new PortConnection() {
-            @Override
-            public InputStream input() {
-                try {
-                    return server.getInputStream();
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-            }
-
-            @Override
-            public OutputStream output() {
-                try {
-                    return server.getOutputStream();
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-            }
-
-            @Override
-            public void shutdownOutput() throws IOException {
-                server.shutdownOutput();
-            }
-
-            @Override
-            public void close() {
-                try {
-                    server.close();
-                } catch (IOException ignored) {
-                    // idempotent close
-                }
-            }
-        }, policy);
+        proxy.serve(session, new SocketPortConnection(server), policy);
         client.setSoTimeout(60_000);
         return client;
     }
