@@ -192,6 +192,24 @@ public final class EgressPolicy {
     }
 
     /**
+     * Every injected header, by exact host: what a store needs to rebuild the policy.
+     *
+     * @return host to header name to value (values are credentials: never log them)
+     */
+    public Map<String, Map<String, String>> headers() {
+        return headers;
+    }
+
+    /**
+     * The hosts named by {@link Builder#tlsUpstream(String)}.
+     *
+     * @return exact host names
+     */
+    public Set<String> tlsUpstreamHosts() {
+        return tlsUpstream;
+    }
+
+    /**
      * Whether the proxy talks TLS to this host for plain-HTTP requests the sandbox sends.
      *
      * @param host host name (normalized here)
@@ -318,6 +336,18 @@ public final class EgressPolicy {
         private final Set<String> tlsUpstream = new LinkedHashSet<>();
 
         private Builder() {
+        }
+
+        /**
+         * Adds one rule in the spelling {@link EgressPolicy#parse(List)} reads.
+         *
+         * @param rule e.g. {@code pypi.org}, {@code *.pythonhosted.org:443}, {@code 10.0.0.0/8}
+         * @return this
+         * @throws SandboxConfigurationException if the rule is not valid
+         */
+        public Builder allow(String rule) {
+            rules.addAll(parse(List.of(Objects.requireNonNull(rule, "rule"))).rules);
+            return this;
         }
 
         /**

@@ -21,6 +21,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
@@ -38,17 +41,53 @@ public final class EgressProxy {
      *
      * @param maxPerSession    open connections allowed per session
      * @param maxTotal         open connections allowed per manager
-     * @param headReadTimeout  time to read the request head (not enforced yet on the sandbox side)
+     * @param headReadTimeout  time to read the request head; the connection is closed after it
      * @param headSizeCap      largest request head accepted, bytes
      * @param connectTimeout   upstream connect timeout
      * @param tunnelIdle       idle timeout on the upstream socket of a tunnel
+     * @param maxBytesPerSession bytes one session may move, both ways together; 0 for no cap
      */
     public record Settings(int maxPerSession, int maxTotal, Duration headReadTimeout, int headSizeCap,
-                           Duration connectTimeout, Duration tunnelIdle) {
+                           Duration connectTimeout, Duration tunnelIdle, long maxBytesPerSession) {
 
-        /** The defaults: 64 per session, 1024 per manager, 10 s head, 16 KiB head, 10 s connect, 5 min idle. */
+        /** The defaults: 64 per session, 1024 per manager, 10 s head, 16 KiB head, 10 s connect, 5 min idle, no cap. */
         public static final Settings DEFAULTS = new Settings(64, 1024, Duration.ofSeconds(10), 16 * 1024,
-                Duration.ofSeconds(10), Duration.ofMinutes(5));
+                Duration.ofSeconds(10), Duration.ofMinutes(5), 0);
+    }
+
+    /**
+     * Hears what the proxy did, on the I/O thread that served the connection.
+     */
+    public interface Listener {
+        /**
+         * A connection was refused (policy, limit, or a malformed request).
+         *
+         * @param sessionId the session
+         * @param sandboxId its sandbox
+         * @param host      the host asked for (empty if the request could not be read)
+         * @param port      the port asked for (0 if unknown)
+         * @param reason    the one-line reason sent to the sandbox
+         */
+        void denied(String sessionId, String sandboxId, String host, int port, String reason);
+
+        /**
+         * A connection was allowed and connected upstream.
+         *
+         * @param sessionId the session
+         * @param sandboxId its sandbox
+         * @param host      the host
+         * @param port      the port
+         */
+        void allowed(String sessionId, String sandboxId, String host, int port);
+
+        /**
+         * An allowed connection ended.
+         *
+         * @param sessionId the session
+         * @param bytesIn   bytes it carried from upstream to the sandbox
+         * @param bytesOut  bytes it carried from the sandbox upstream
+         */
+        void closed(String sessionId, long bytesIn, long bytesOut);
     }
 
     /**
@@ -72,7 +111,9 @@ public final class EgressProxy {
 
     private final Settings settings;
     private final Executor executor;
+    private final ScheduledExecutorService scheduler;
     private final Clock clock;
+    private final Listener listener;
     private final EgressResolver resolver;
     private final boolean resolverTrusted;
     private final AtomicInteger openTotal = new AtomicInteger();
@@ -82,15 +123,20 @@ public final class EgressProxy {
      * Creates the proxy.
      *
      * @param settings limits and timeouts
-     * @param executor runs each connection's I/O (two tasks per tunnel)
-     * @param clock    time source
-     * @param resolver an operator's resolver, trusted as given; {@code null} for the system DNS, whose local
-     *                 answers are refused unless a CIDR rule allows them
+     * @param executor  runs each connection's I/O (two tasks per tunnel)
+     * @param scheduler runs the timeouts
+     * @param clock     time source
+     * @param resolver  an operator's resolver, trusted as given; {@code null} for the system DNS, whose local
+     *                  answers are refused unless a CIDR rule allows them
+     * @param listener  hears refusals, connections and their bytes
      */
-    public EgressProxy(Settings settings, Executor executor, Clock clock, @Nullable EgressResolver resolver) {
+    public EgressProxy(Settings settings, Executor executor, ScheduledExecutorService scheduler, Clock clock,
+                       @Nullable EgressResolver resolver, Listener listener) {
         this.settings = settings;
         this.executor = executor;
+        this.scheduler = scheduler;
         this.clock = clock;
+        this.listener = listener;
         this.resolverTrusted = resolver != null;
         this.resolver = resolver != null ? resolver : EgressResolver.system();
     }
@@ -99,24 +145,27 @@ public final class EgressProxy {
      * Serves one connection from a sandbox. Returns at once; the connection is always closed in the end.
      *
      * @param sessionId   session the sandbox belongs to
+     * @param sandboxId   the sandbox
      * @param sandboxSide the connection
      * @param policy      read once per connection, so a policy change applies to the next connection
      */
-    public void serve(String sessionId, PortConnection sandboxSide, Supplier<EgressPolicy> policy) {
+    public void serve(String sessionId, String sandboxId, PortConnection sandboxSide, Supplier<EgressPolicy> policy) {
         Session s = sessions.computeIfAbsent(sessionId, k -> new Session());
         if (s.open.incrementAndGet() > settings.maxPerSession()
                 | openTotal.incrementAndGet() > settings.maxTotal()) {
             s.open.decrementAndGet();
             openTotal.decrementAndGet();
             s.denied.incrementAndGet();
+            String why = "too many open egress connections (" + settings.maxPerSession() + " per session)";
+            listener.denied(sessionId, sandboxId, "", 0, why);
             // Small reply written inline: refusing must not take an executor thread.
-            replyAndClose(sandboxSide, 429, "Too Many Requests", "too many open egress connections");
+            replyAndClose(sandboxSide, 429, "Too Many Requests", why);
             return;
         }
         try {
             executor.execute(() -> {
                 try {
-                    handle(s, sandboxSide, policy.get());
+                    handle(s, sessionId, sandboxId, sandboxSide, policy.get());
                 } finally {
                     s.open.decrementAndGet();
                     openTotal.decrementAndGet();
@@ -147,17 +196,22 @@ public final class EgressProxy {
      *
      * @param sessionId session
      */
-    public void closeSession(String sessionId) {
+    public void forget(String sessionId) {
         sessions.remove(sessionId);
     }
 
-    private void handle(Session s, PortConnection side, EgressPolicy policy) {
+    private void handle(Session s, String sessionId, String sandboxId, PortConnection side, EgressPolicy policy) {
         InputStream in = side.input();
         byte[] head;
+        // A sandbox that connects and sends nothing must not hold a thread and a place for ever.
+        ScheduledFuture<?> headTimer = scheduler.schedule(side::close, settings.headReadTimeout().toMillis(),
+                TimeUnit.MILLISECONDS);
         try {
             head = readHead(in);
         } catch (IOException e) {
             return;
+        } finally {
+            headTimer.cancel(false);
         }
         if (head == null) {
             reply(side, 400, "Bad Request", "request head missing or larger than " + settings.headSizeCap() + " bytes");
@@ -217,7 +271,15 @@ public final class EgressProxy {
         Optional<String> no = policy.decide(host, port);
         if (no.isPresent()) {
             s.denied.incrementAndGet();
+            listener.denied(sessionId, sandboxId, host, port, no.get());
             reply(side, 403, "Forbidden", no.get());
+            return;
+        }
+        if (settings.maxBytesPerSession() > 0 && s.bytesIn.get() + s.bytesOut.get() >= settings.maxBytesPerSession()) {
+            s.denied.incrementAndGet();
+            String why = "this session moved its " + settings.maxBytesPerSession() + " bytes of egress";
+            listener.denied(sessionId, sandboxId, host, port, why);
+            reply(side, 403, "Forbidden", why);
             return;
         }
         List<InetAddress> addresses;
@@ -229,24 +291,37 @@ public final class EgressProxy {
         }
         if (addresses.isEmpty()) {
             s.denied.incrementAndGet();
-            reply(side, 403, "Forbidden", "egress to " + host + ":" + port
-                    + " is not allowed (resolves to a local address); allowed: " + policy.describe());
+            String why = "egress to " + host + ":" + port + " is not allowed (resolves to a local address); allowed: "
+                    + policy.describe();
+            listener.denied(sessionId, sandboxId, host, port, why);
+            reply(side, 403, "Forbidden", why);
             return;
         }
-        Socket up = new Socket();
-        try (up) {
+        Socket up = null;
+        boolean timedOut = false;
+        for (InetAddress address : addresses) { // in the resolver's order, as a browser would
+            Socket attempt = new Socket();
             try {
-                up.connect(new InetSocketAddress(addresses.get(0), port),
-                        (int) settings.connectTimeout().toMillis());
-                up.setSoTimeout((int) settings.tunnelIdle().toMillis());
-            } catch (SocketTimeoutException e) {
-                reply(side, 504, "Gateway Timeout", "connect to " + host + ":" + port + " timed out");
-                return;
+                attempt.connect(new InetSocketAddress(address, port), (int) settings.connectTimeout().toMillis());
+                up = attempt;
+                break;
             } catch (IOException e) {
-                reply(side, 502, "Bad Gateway", "cannot connect to " + host + ":" + port);
-                return;
+                timedOut |= e instanceof SocketTimeoutException;
+                closeQuietly(attempt);
             }
+        }
+        if (up == null) {
+            if (timedOut) {
+                reply(side, 504, "Gateway Timeout", "connect to " + host + ":" + port + " timed out");
+            } else {
+                reply(side, 502, "Bad Gateway", "cannot connect to " + host + ":" + port);
+            }
+            return;
+        }
+        Tunnel tunnel = new Tunnel(s, up, side);
+        try (Socket upstream = up) {
             s.allowed.incrementAndGet();
+            listener.allowed(sessionId, sandboxId, host, port);
             OutputStream toSandbox = side.output();
             if (connect) {
                 toSandbox.write("HTTP/1.1 200 Connection established\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
@@ -261,20 +336,82 @@ public final class EgressProxy {
                     }
                 }
                 b.append("Connection: close\r\n\r\n");
-                up.getOutputStream().write(b.toString().getBytes(StandardCharsets.ISO_8859_1));
-                up.getOutputStream().flush();
+                upstream.getOutputStream().write(b.toString().getBytes(StandardCharsets.ISO_8859_1));
+                upstream.getOutputStream().flush();
             }
+            tunnel.watch();
             executor.execute(() -> {
                 try {
-                    copy(in, up.getOutputStream(), s.bytesOut);
-                    up.shutdownOutput();
+                    tunnel.copy(in, upstream.getOutputStream(), tunnel.out, s.bytesOut);
+                    upstream.shutdownOutput();
                 } catch (IOException e) {
-                    closeQuietly(up);
+                    closeQuietly(upstream);
                 }
             });
-            copy(up.getInputStream(), toSandbox, s.bytesIn);
+            tunnel.copy(upstream.getInputStream(), toSandbox, tunnel.in, s.bytesIn);
         } catch (IOException e) {
             // Either side went away: closing both (finally blocks) is all there is to do.
+        } finally {
+            tunnel.end();
+            listener.closed(sessionId, tunnel.in.get(), tunnel.out.get());
+        }
+    }
+
+    /**
+     * One allowed connection's bytes, its idle timeout (no byte either way for {@link Settings#tunnelIdle()}) and the
+     * session's byte cap: either closes both sides, which ends both copies.
+     */
+    private final class Tunnel {
+        final AtomicLong in = new AtomicLong();
+        final AtomicLong out = new AtomicLong();
+        private final Session session;
+        private final Socket upstream;
+        private final PortConnection side;
+        private volatile long lastByte = clock.millis();
+        private volatile @Nullable ScheduledFuture<?> check;
+
+        Tunnel(Session session, Socket upstream, PortConnection side) {
+            this.session = session;
+            this.upstream = upstream;
+            this.side = side;
+        }
+
+        void watch() {
+            long every = Math.max(10, settings.tunnelIdle().toMillis() / 4);
+            check = scheduler.scheduleWithFixedDelay(() -> {
+                if (clock.millis() - lastByte >= settings.tunnelIdle().toMillis()) {
+                    closeBoth();
+                }
+            }, every, every, TimeUnit.MILLISECONDS);
+        }
+
+        void copy(InputStream from, OutputStream to, AtomicLong mine, AtomicLong sessionTotal) throws IOException {
+            byte[] buf = new byte[32 * 1024];
+            int n;
+            while ((n = from.read(buf)) >= 0) {
+                to.write(buf, 0, n);
+                to.flush();
+                mine.addAndGet(n);
+                sessionTotal.addAndGet(n);
+                lastByte = clock.millis();
+                long cap = settings.maxBytesPerSession();
+                if (cap > 0 && session.bytesIn.get() + session.bytesOut.get() > cap) {
+                    closeBoth();
+                    return;
+                }
+            }
+        }
+
+        void closeBoth() {
+            closeQuietly(upstream);
+            side.close();
+        }
+
+        void end() {
+            ScheduledFuture<?> c = check;
+            if (c != null) {
+                c.cancel(false);
+            }
         }
     }
 
@@ -314,16 +451,6 @@ public final class EgressProxy {
             }
         }
         return null;
-    }
-
-    private static void copy(InputStream from, OutputStream to, AtomicLong counter) throws IOException {
-        byte[] buf = new byte[16 * 1024];
-        int n;
-        while ((n = from.read(buf)) >= 0) {
-            to.write(buf, 0, n);
-            to.flush();
-            counter.addAndGet(n);
-        }
     }
 
     private static void reply(PortConnection side, int code, String status, String body) {

@@ -36,6 +36,27 @@ class EgressProxyLoopbackTest {
     private ServerSocket upstream;
     private EgressProxy proxy;
 
+    private final java.util.concurrent.ScheduledExecutorService timers =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+    /** What the proxy told its listener, one line per call. */
+    final List<String> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final EgressProxy.Listener listener = new EgressProxy.Listener() {
+        @Override
+        public void denied(String sessionId, String sandboxId, String host, int port, String reason) {
+            heard.add("denied " + sessionId + " " + sandboxId + " " + host + ":" + port);
+        }
+
+        @Override
+        public void allowed(String sessionId, String sandboxId, String host, int port) {
+            heard.add("allowed " + sessionId + " " + sandboxId + " " + host + ":" + port);
+        }
+
+        @Override
+        public void closed(String sessionId, long bytesIn, long bytesOut) {
+            heard.add("closed " + sessionId);
+        }
+    };
+
     @BeforeEach
     void setUp() throws IOException {
         upstream = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
@@ -59,25 +80,26 @@ class EgressProxyLoopbackTest {
                 }
             }
         });
-        proxy = new EgressProxy(EgressProxy.Settings.DEFAULTS, io, Clock.systemUTC(), host -> {
+        proxy = new EgressProxy(EgressProxy.Settings.DEFAULTS, io, timers, Clock.systemUTC(), host -> {
             if (host.equals("allowed.test") || host.equals("denied.test")) {
                 return List.of(InetAddress.getLoopbackAddress());
             }
             throw new UnknownHostException(host);
-        });
+        }, listener);
     }
 
     @AfterEach
     void tearDown() throws IOException {
         upstream.close();
         io.shutdownNow();
+        timers.shutdownNow();
     }
 
     private String exchange(EgressPolicy policy, String request) throws IOException {
         try (ServerSocket pair = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
              Socket client = new Socket(InetAddress.getLoopbackAddress(), pair.getLocalPort())) {
             Socket sandboxSide = pair.accept();
-            proxy.serve("s1", new SocketConnection(sandboxSide), () -> policy);
+            proxy.serve("s1", "sbx-s1", new SocketConnection(sandboxSide), () -> policy);
             client.getOutputStream().write(request.getBytes(StandardCharsets.ISO_8859_1));
             client.getOutputStream().flush();
             client.setSoTimeout(30_000);

@@ -46,6 +46,27 @@ class EgressProxyTest {
     private ServerSocket proxySide;
     private EgressProxy proxy;
 
+    private final java.util.concurrent.ScheduledExecutorService timers =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+    /** What the proxy told its listener, one line per call. */
+    final List<String> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final EgressProxy.Listener listener = new EgressProxy.Listener() {
+        @Override
+        public void denied(String sessionId, String sandboxId, String host, int port, String reason) {
+            heard.add("denied " + sessionId + " " + sandboxId + " " + host + ":" + port);
+        }
+
+        @Override
+        public void allowed(String sessionId, String sandboxId, String host, int port) {
+            heard.add("allowed " + sessionId + " " + sandboxId + " " + host + ":" + port);
+        }
+
+        @Override
+        public void closed(String sessionId, long bytesIn, long bytesOut) {
+            heard.add("closed " + sessionId);
+        }
+    };
+
     @BeforeEach
     void start() throws IOException {
         httpServer = new ServerSocket(0, 200, LOOPBACK);
@@ -59,12 +80,12 @@ class EgressProxyTest {
             out.flush();
         });
         acceptLoop(echoServer, s -> s.getInputStream().transferTo(s.getOutputStream()));
-        proxy = new EgressProxy(EgressProxy.Settings.DEFAULTS, io, Clock.systemUTC(), host -> {
+        proxy = new EgressProxy(EgressProxy.Settings.DEFAULTS, io, timers, Clock.systemUTC(), host -> {
             if (host.equals("allowed.test") || host.equals("denied.test")) {
                 return List.of(LOOPBACK);
             }
             throw new UnknownHostException(host);
-        });
+        }, listener);
     }
 
     @AfterEach
@@ -73,6 +94,7 @@ class EgressProxyTest {
         echoServer.close();
         proxySide.close();
         io.shutdownNow();
+        timers.shutdownNow();
     }
 
     interface Conn {
@@ -106,7 +128,7 @@ class EgressProxyTest {
     private Socket open(String session, java.util.function.Supplier<EgressPolicy> policy) throws IOException {
         Socket client = new Socket(LOOPBACK, proxySide.getLocalPort());
         Socket server = proxySide.accept();
-        proxy.serve(session, new SocketPortConnection(server), policy);
+        proxy.serve(session, "sbx-" + session, new SocketPortConnection(server), policy);
         client.setSoTimeout(60_000);
         return client;
     }
