@@ -50,7 +50,10 @@ final class Egress {
                 d.headReadTimeout(), d.headSizeCap(), config.getEgressConnectTimeout(), config.getEgressIdleTimeout(),
                 config.getEgressMaxBytes());
         this.proxy = new EgressProxy(settings, io, scheduler, clock, resolver, new Counting());
-        this.transport = new EgressTransport(compute, io, EgressTransport.Settings.DEFAULTS);
+        EgressTransport.Settings ports = EgressTransport.Settings.DEFAULTS;
+        // Joined relays beyond the proxy's own limit would only be refused: room for the refusals, no more.
+        this.transport = new EgressTransport(compute, io, new EgressTransport.Settings(ports.endpointPort(),
+                ports.joinPort(), ports.controlPort(), 2 * config.getEgressMaxConnections()));
     }
 
     /** The environment that points a sandbox's tools at its proxy endpoint. */
@@ -139,7 +142,7 @@ final class Egress {
         @Override
         public void denied(String sessionId, String sandboxId, String host, int port, String reason) {
             denied.increment();
-            log.info("Session {}: egress to {}:{} refused: {}", sessionId, host, port, reason);
+            log.debug("Session {}: egress to {}:{} refused: {}", sessionId, host, port, reason); // the sandbox can repeat it
             events.emit(new SandboxEvent.EgressDenied(sessionId, sandboxId, clock.instant(), host, port, reason));
         }
 

@@ -20,6 +20,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -109,6 +110,9 @@ public final class EgressProxy {
         final AtomicLong bytesOut = new AtomicLong();
     }
 
+    /** How long a connection that was answered may take to close from the sandbox's side. */
+    private static final long GRACE_MILLIS = 5_000;
+
     private final Settings settings;
     private final Executor executor;
     private final ScheduledExecutorService scheduler;
@@ -158,8 +162,9 @@ public final class EgressProxy {
             s.denied.incrementAndGet();
             String why = "too many open egress connections (" + settings.maxPerSession() + " per session)";
             listener.denied(sessionId, sandboxId, "", 0, why);
-            // Small reply written inline: refusing must not take an executor thread.
-            replyAndClose(sandboxSide, 429, "Too Many Requests", why);
+            // Written on the caller's thread (the transport's join): refusing must not take another one.
+            reply(sandboxSide, 429, "Too Many Requests", why);
+            finish(sandboxSide);
             return;
         }
         try {
@@ -169,13 +174,36 @@ public final class EgressProxy {
                 } finally {
                     s.open.decrementAndGet();
                     openTotal.decrementAndGet();
-                    sandboxSide.close();
+                    finish(sandboxSide);
                 }
             });
         } catch (RuntimeException rejected) {
             s.open.decrementAndGet();
             openTotal.decrementAndGet();
-            replyAndClose(sandboxSide, 429, "Too Many Requests", "egress proxy busy");
+            reply(sandboxSide, 429, "Too Many Requests", "egress proxy busy");
+            finish(sandboxSide);
+        }
+    }
+
+    /**
+     * Ends a connection once the sandbox has read what was written to it: half-close, wait for the sandbox side to
+     * end, then close. Closing at once could take the relay down before the last bytes left it (seen under gVisor:
+     * a 403 that never arrived). A sandbox that does not close within {@value #GRACE_MILLIS} ms is cut off.
+     */
+    private void finish(PortConnection side) {
+        ScheduledFuture<?> deadline = scheduler.schedule(side::close, GRACE_MILLIS, TimeUnit.MILLISECONDS);
+        try {
+            side.shutdownOutput();
+            InputStream in = side.input();
+            byte[] discard = new byte[4096];
+            while (in.read(discard) >= 0) {
+                // what the sandbox still sends after its answer is not for anyone
+            }
+        } catch (IOException | RuntimeException ended) {
+            // gone already: close below
+        } finally {
+            deadline.cancel(false);
+            side.close();
         }
     }
 
@@ -340,15 +368,25 @@ public final class EgressProxy {
                 upstream.getOutputStream().flush();
             }
             tunnel.watch();
+            CountDownLatch sandboxDone = new CountDownLatch(1);
             executor.execute(() -> {
                 try {
                     tunnel.copy(in, upstream.getOutputStream(), tunnel.out, s.bytesOut);
                     upstream.shutdownOutput();
                 } catch (IOException e) {
                     closeQuietly(upstream);
+                } finally {
+                    sandboxDone.countDown();
                 }
             });
             tunnel.copy(upstream.getInputStream(), toSandbox, tunnel.in, s.bytesIn);
+            // The upstream is done: the sandbox reads the end of its answer, and the other copy ends with it.
+            side.shutdownOutput();
+            if (!sandboxDone.await(GRACE_MILLIS, TimeUnit.MILLISECONDS)) {
+                tunnel.closeBoth();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         } catch (IOException e) {
             // Either side went away: closing both (finally blocks) is all there is to do.
         } finally {
@@ -464,14 +502,6 @@ public final class EgressProxy {
             out.flush();
         } catch (IOException e) {
             // The sandbox side is gone; nothing to tell it.
-        }
-    }
-
-    private static void replyAndClose(PortConnection side, int code, String status, String body) {
-        try {
-            reply(side, code, status, body);
-        } finally {
-            side.close();
         }
     }
 

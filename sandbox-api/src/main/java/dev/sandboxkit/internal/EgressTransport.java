@@ -192,9 +192,10 @@ public final class EgressTransport {
                 + "$S nc -ll -p " + ep + " -e sh -c 'd=$SBX_EGRESS; i=$$; mkfifo $d/$i.u $d/$i.d || exit 1;"
                 + " echo $i > $d/ctl; exec 3<&0; dd bs=65536 <&3 > $d/$i.u 2>/dev/null & up=$!; dd bs=65536 < $d/$i.d 2>/dev/null; kill $up 2>/dev/null;"
                 + " rm -f $d/$i.u $d/$i.d' </dev/null >/dev/null 2>&1 & p1=$!\n"
-                // Join: the first line names the client; the JVM's connection is then the client's.
+                // Join: the first line names the client; the JVM's connection is then the client's. Processes count
+                // against the sandbox's pids limit: the handler becomes its last copy.
                 + "$S nc -ll -p " + join + " -e sh -c 'read i || exit 1; case $i in *[!0-9]*|\"\") exit 1;; esac;"
-                + " d=$SBX_EGRESS; [ -p $d/$i.u ] || exit 1; exec 3<&0; dd bs=65536 < $d/$i.u 2>/dev/null & dd bs=65536 <&3 > $d/$i.d 2>/dev/null; wait'"
+                + " d=$SBX_EGRESS; [ -p $d/$i.u ] || exit 1; exec 3<&0; dd bs=65536 < $d/$i.u 2>/dev/null & exec dd bs=65536 <&3 > $d/$i.d 2>/dev/null'"
                 + " </dev/null >/dev/null 2>&1 & p2=$!\n"
                 // Control: a new reader ends the previous one, which a client that went away may have left running.
                 + "$S nc -ll -p " + ctl + " -e sh -c 'd=$SBX_EGRESS; [ -f $d/reader ] && kill $(cat $d/reader)"
