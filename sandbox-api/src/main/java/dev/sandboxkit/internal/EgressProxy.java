@@ -164,7 +164,7 @@ public final class EgressProxy {
             listener.denied(sessionId, sandboxId, "", 0, why);
             // Written on the caller's thread (the transport's join): refusing must not take another one.
             reply(sandboxSide, 429, "Too Many Requests", why);
-            finish(sandboxSide);
+            finishLater(sandboxSide);
             return;
         }
         try {
@@ -181,7 +181,17 @@ public final class EgressProxy {
             s.open.decrementAndGet();
             openTotal.decrementAndGet();
             reply(sandboxSide, 429, "Too Many Requests", "egress proxy busy");
-            finish(sandboxSide);
+            finishLater(sandboxSide);
+        }
+    }
+
+    /** {@link #finish} without a thread: half-close now, close after the grace period. */
+    private void finishLater(PortConnection side) {
+        try {
+            side.shutdownOutput();
+            scheduler.schedule(side::close, GRACE_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (IOException | RuntimeException gone) {
+            side.close();
         }
     }
 
