@@ -4,10 +4,10 @@ import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Tag;
 
-/** {@link EgressOnDockerContract} under gVisor with host-directory workdirs. */
+/** {@link EgressLoadContract} under gVisor with host-directory workdirs. */
 @Tag("gvisor")
 @DisplayName("Egress by allow-list: gVisor, host-directory workdirs")
-class EgressOnRunscTest extends EgressOnDockerContract {
+class EgressOnRunscTest extends EgressLoadContract {
     @Override
     @Nullable String runtime() {
         return "runsc";
