@@ -21,10 +21,15 @@ public final class ManagerStats {
     private final long poolSize;
     private final long snapshots;
     private final long snapshotBytes;
+    private final long egressAllowed;
+    private final long egressDenied;
+    private final long egressBytesIn;
+    private final long egressBytesOut;
 
     private ManagerStats(long active, long suspended, long created, long resumed, long idleReaped,
             long lifetimeKilled, long destroyed, long orphansRemoved, long poolHits, long poolMisses, long poolSize,
-            long snapshots, long snapshotBytes) {
+            long snapshots, long snapshotBytes, long egressAllowed, long egressDenied, long egressBytesIn,
+            long egressBytesOut) {
         this.active = active;
         this.suspended = suspended;
         this.created = created;
@@ -38,6 +43,10 @@ public final class ManagerStats {
         this.poolSize = poolSize;
         this.snapshots = snapshots;
         this.snapshotBytes = snapshotBytes;
+        this.egressAllowed = egressAllowed;
+        this.egressDenied = egressDenied;
+        this.egressBytesIn = egressBytesIn;
+        this.egressBytesOut = egressBytesOut;
     }
 
     /**
@@ -157,6 +166,42 @@ public final class ManagerStats {
         return snapshotBytes;
     }
 
+    /**
+     * Counter: egress connections allowed, since the manager started.
+     *
+     * @return the count
+     */
+    public long egressAllowed() {
+        return egressAllowed;
+    }
+
+    /**
+     * Counter: egress connections refused (policy, limit or malformed request), since the manager started.
+     *
+     * @return the count
+     */
+    public long egressDenied() {
+        return egressDenied;
+    }
+
+    /**
+     * Counter: bytes carried from upstream hosts to sandboxes through the egress proxy, since the manager started.
+     *
+     * @return the count
+     */
+    public long egressBytesIn() {
+        return egressBytesIn;
+    }
+
+    /**
+     * Counter: bytes carried from sandboxes to upstream hosts through the egress proxy, since the manager started.
+     *
+     * @return the count
+     */
+    public long egressBytesOut() {
+        return egressBytesOut;
+    }
+
     @Override
     public boolean equals(Object other) {
         return this == other || (other instanceof ManagerStats o
@@ -164,13 +209,16 @@ public final class ManagerStats {
                 resumed == o.resumed && idleReaped == o.idleReaped && lifetimeKilled == o.lifetimeKilled &&
                 destroyed == o.destroyed && orphansRemoved == o.orphansRemoved && poolHits == o.poolHits &&
                 poolMisses == o.poolMisses && poolSize == o.poolSize && snapshots == o.snapshots
-                && snapshotBytes == o.snapshotBytes);
+                && snapshotBytes == o.snapshotBytes && egressAllowed == o.egressAllowed
+                && egressDenied == o.egressDenied && egressBytesIn == o.egressBytesIn
+                && egressBytesOut == o.egressBytesOut);
     }
 
     @Override
     public int hashCode() {
         return Objects.hash(active, suspended, created, resumed, idleReaped, lifetimeKilled, destroyed, orphansRemoved,
-                poolHits, poolMisses, poolSize, snapshots, snapshotBytes);
+                poolHits, poolMisses, poolSize, snapshots, snapshotBytes, egressAllowed, egressDenied, egressBytesIn,
+                egressBytesOut);
     }
 
     @Override
@@ -179,7 +227,8 @@ public final class ManagerStats {
                 ", resumed=" + resumed + ", idleReaped=" + idleReaped + ", lifetimeKilled=" + lifetimeKilled +
                 ", destroyed=" + destroyed + ", orphansRemoved=" + orphansRemoved + ", poolHits=" + poolHits +
                 ", poolMisses=" + poolMisses + ", poolSize=" + poolSize + ", snapshots=" + snapshots +
-                ", snapshotBytes=" + snapshotBytes + "]";
+                ", snapshotBytes=" + snapshotBytes + ", egressAllowed=" + egressAllowed + ", egressDenied="
+                + egressDenied + ", egressBytesIn=" + egressBytesIn + ", egressBytesOut=" + egressBytesOut + "]";
     }
 
     /**
@@ -206,6 +255,10 @@ public final class ManagerStats {
         private long poolSize;
         private long snapshots;
         private long snapshotBytes;
+        private long egressAllowed;
+        private long egressDenied;
+        private long egressBytesIn;
+        private long egressBytesOut;
 
         private Builder() {
         }
@@ -354,13 +407,58 @@ public final class ManagerStats {
         }
 
         /**
+         * Sets egressAllowed: egress connections allowed.
+         *
+         * @param value the count
+         * @return this builder
+         */
+        public Builder egressAllowed(long value) {
+            this.egressAllowed = value;
+            return this;
+        }
+
+        /**
+         * Sets egressDenied: egress connections refused (policy, limit or malformed request).
+         *
+         * @param value the count
+         * @return this builder
+         */
+        public Builder egressDenied(long value) {
+            this.egressDenied = value;
+            return this;
+        }
+
+        /**
+         * Sets egressBytesIn: bytes carried from upstream hosts to sandboxes through the egress proxy.
+         *
+         * @param value the count
+         * @return this builder
+         */
+        public Builder egressBytesIn(long value) {
+            this.egressBytesIn = value;
+            return this;
+        }
+
+        /**
+         * Sets egressBytesOut: bytes carried from sandboxes to upstream hosts through the egress proxy.
+         *
+         * @param value the count
+         * @return this builder
+         */
+        public Builder egressBytesOut(long value) {
+            this.egressBytesOut = value;
+            return this;
+        }
+
+        /**
          * Builds the value.
          *
          * @return the value
          */
         public ManagerStats build() {
             return new ManagerStats(active, suspended, created, resumed, idleReaped, lifetimeKilled, destroyed, orphansRemoved,
-                    poolHits, poolMisses, poolSize, snapshots, snapshotBytes);
+                    poolHits, poolMisses, poolSize, snapshots, snapshotBytes, egressAllowed, egressDenied, egressBytesIn,
+                    egressBytesOut);
         }
     }
 }

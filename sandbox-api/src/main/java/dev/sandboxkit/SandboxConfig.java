@@ -1,5 +1,6 @@
 package dev.sandboxkit;
 
+import dev.sandboxkit.internal.EgressProxy;
 import dev.sandboxkit.spi.ConfigValues;
 import org.jspecify.annotations.Nullable;
 
@@ -54,7 +55,9 @@ public final class SandboxConfig {
 
     /** The spec's own defaults, read from {@link SandboxSpec.Builder}: written there once. */
     private static final SandboxSpec SPEC_DEFAULTS = SandboxSpec.builder().image("defaults").build();
-    private static final Set<String> SECTIONS = Set.of("spec", "warm-pool", "tools");
+    /** The egress proxy's own defaults, read from its settings: written there once. */
+    private static final EgressProxy.Settings EGRESS_DEFAULTS = EgressProxy.Settings.DEFAULTS;
+    private static final Set<String> SECTIONS = Set.of("spec", "warm-pool", "tools", "egress");
 
     // ------------------------------------------------------------------ manager
     private @Nullable String driver;
@@ -70,6 +73,12 @@ public final class SandboxConfig {
     private int maxFileEntries = FileLimits.DEFAULT.maxEntries();
     private @Nullable Duration archiveAfter;
     private final Map<String, String> driverSettings = new TreeMap<>();
+
+    // ------------------------------------------------------------------ egress proxy
+    private int egressMaxConnections = EGRESS_DEFAULTS.maxPerSession();
+    private long egressMaxBytes = EGRESS_DEFAULTS.maxBytesPerSession();
+    private Duration egressIdleTimeout = EGRESS_DEFAULTS.tunnelIdle();
+    private Duration egressConnectTimeout = EGRESS_DEFAULTS.connectTimeout();
 
     // ------------------------------------------------------------------ spec
     private @Nullable String image;
@@ -99,6 +108,7 @@ public final class SandboxConfig {
     private ExecMode execMode = SPEC_DEFAULTS.execMode();
     private @Nullable String runtime = SPEC_DEFAULTS.runtime();
     private @Nullable String template;
+    private @Nullable List<String> egress;
 
     // ------------------------------------------------------------------ warm pool
     private int warmPoolSize;
@@ -294,6 +304,9 @@ public final class SandboxConfig {
         if (extraCaCertificates != null) {
             b.extraCaCertificates(pem(extraCaCertificates));
         }
+        if (egress != null) {
+            b.egress(EgressPolicy.parse(egress)); // checked when set: cannot fail here
+        }
         if (template != null) {
             try {
                 b.template(template.startsWith("snapshot:")
@@ -315,7 +328,7 @@ public final class SandboxConfig {
     private static String specKey(String message) {
         for (String[] field : new String[][] {{"image", "image"}, {"user", "user"}, {"network", "network"},
                 {"invalid env entry", "env.*"}, {"env ", "env.*"}, {"label", "labels.*"},
-                {"extraCaCertificates", "extra-ca-certificates"}, {"a proxy", "http-proxy"}, {"runtime", "runtime"}}) {
+                {"extraCaCertificates", "extra-ca-certificates"}, {"a proxy", "http-proxy"}, {"runtime", "runtime"}, {"egress", "egress"}}) {
             if (message.startsWith(field[0])) {
                 return "spec." + field[1];
             }
@@ -485,6 +498,46 @@ public final class SandboxConfig {
         this.archiveAfter = archiveAfter == null ? null : positive("archive-after", archiveAfter);
     }
 
+    /** @return {@code egress.max-connections}: open egress connections allowed per session */
+    public int getEgressMaxConnections() {
+        return egressMaxConnections;
+    }
+
+    /** @param max {@code egress.max-connections}, at least 1 */
+    public void setEgressMaxConnections(int max) {
+        this.egressMaxConnections = (int) atLeast("egress.max-connections", max, 1);
+    }
+
+    /** @return {@code egress.max-bytes}: bytes one session may move through the egress proxy; 0 for no cap */
+    public long getEgressMaxBytes() {
+        return egressMaxBytes;
+    }
+
+    /** @param max {@code egress.max-bytes}, 0 for no cap */
+    public void setEgressMaxBytes(long max) {
+        this.egressMaxBytes = atLeast("egress.max-bytes", max, 0);
+    }
+
+    /** @return {@code egress.idle-timeout}: how long an egress connection may carry no byte before it is closed */
+    public Duration getEgressIdleTimeout() {
+        return egressIdleTimeout;
+    }
+
+    /** @param timeout {@code egress.idle-timeout}, positive */
+    public void setEgressIdleTimeout(Duration timeout) {
+        this.egressIdleTimeout = positive("egress.idle-timeout", timeout);
+    }
+
+    /** @return {@code egress.connect-timeout}: how long the proxy waits for an upstream to accept */
+    public Duration getEgressConnectTimeout() {
+        return egressConnectTimeout;
+    }
+
+    /** @param timeout {@code egress.connect-timeout}, positive */
+    public void setEgressConnectTimeout(Duration timeout) {
+        this.egressConnectTimeout = positive("egress.connect-timeout", timeout);
+    }
+
     /**
      * The drivers' settings, by key ({@code docker.host}); each driver reads and checks its own.
      *
@@ -582,6 +635,14 @@ public final class SandboxConfig {
     }
 
     // ------------------------------------------------------------------ checks
+
+    private static List<String> egressRules(String text) {
+        try {
+            return EgressPolicy.parse(text).rules();
+        } catch (SandboxConfigurationException e) {
+            throw new SandboxConfigurationException(PREFIX + "spec.egress: " + e.getMessage(), e);
+        }
+    }
 
     private static Duration positive(String key, Duration d) {
         Objects.requireNonNull(d, key);
@@ -799,6 +860,20 @@ public final class SandboxConfig {
                     + "default.", c -> c.runtime, (c, v) -> c.runtime = blankToNull(v)));
             k.add(str(d, "spec.template", "Files a new session's workdir starts with: a host directory, or "
                     + "snapshot:<id>.", c -> c.template, (c, v) -> c.template = blankToNull(v)));
+            k.add(key(d, "spec.egress", "list", "Hosts the sandbox may reach through the host-side egress proxy while "
+                    + "it stays on network none, comma-separated: pypi.org, *.pythonhosted.org, github.com:443, "
+                    + "10.0.0.0/8. Unset: no proxy.", c -> c.egress == null ? null : String.join(",", c.egress),
+                    (c, v) -> c.egress = v.isEmpty() ? null : egressRules(v)));
+            // Egress proxy
+            k.add(key(d, "egress.max-connections", "integer", "Open egress connections allowed per session; more "
+                    + "get HTTP 429.", c -> Integer.toString(c.egressMaxConnections),
+                    (c, v) -> c.setEgressMaxConnections((int) ConfigValues.integer(PREFIX + "egress.max-connections", v))));
+            k.add(size(d, "egress.max-bytes", "Bytes one session may move through the egress proxy, both ways; 0 for "
+                    + "no cap.", c -> c.egressMaxBytes, SandboxConfig::setEgressMaxBytes));
+            k.add(dur(d, "egress.idle-timeout", "How long an egress connection may carry no byte before it is closed.",
+                    c -> c.egressIdleTimeout, SandboxConfig::setEgressIdleTimeout));
+            k.add(dur(d, "egress.connect-timeout", "How long the egress proxy waits for an upstream host to accept.",
+                    c -> c.egressConnectTimeout, SandboxConfig::setEgressConnectTimeout));
             // Warm pool
             k.add(key(d, "warm-pool.size", "integer", "How many sandboxes of the default spec to keep started; 0 for "
                     + "none.", c -> Integer.toString(c.warmPoolSize),

@@ -149,4 +149,19 @@ public sealed interface SandboxEvent {
      */
     record Destroyed(String sessionId, @Nullable String sandboxId, Instant at, boolean ephemeral) implements SandboxEvent {
     }
+
+    /**
+     * The egress proxy refused a connection a sandbox process opened to its proxy endpoint. Emitted on the
+     * manager's I/O executor thread that served the connection, before the 403 reply is written.
+     *
+     * @param sessionId session
+     * @param sandboxId container that asked
+     * @param at        when
+     * @param host      host (lower-cased, trailing dot stripped) or IP literal asked for
+     * @param port      port asked for
+     * @param reason    one-line reason, as sent to the sandbox
+     */
+    record EgressDenied(String sessionId, String sandboxId, Instant at, String host, int port, String reason)
+            implements SandboxEvent {
+    }
 }

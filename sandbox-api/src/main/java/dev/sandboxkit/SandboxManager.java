@@ -199,6 +199,37 @@ public interface SandboxManager extends AutoCloseable {
     Optional<SessionInfo> session(String sessionId);
 
     /**
+     * Changes the hosts a session's sandbox may reach through the egress proxy (see
+     * {@link SandboxSpec.Builder#egress}). The next connection the sandbox opens is checked against the new policy;
+     * open ones go on. The policy is stored with the session: it outlives reaps, resumes and restarts, until the
+     * next change or an acquire with a spec whose egress differs (which replaces the container, as any spec
+     * change does, and starts from that spec's policy). On a live sandbox whose spec had no egress, the proxy
+     * endpoint starts now and its variables reach the commands run from now on.
+     *
+     * @param sessionId the session
+     * @param policy    the new allow-list; {@code null} for no egress (a live sandbox's endpoint then refuses
+     *                  everything until its container is replaced)
+     * @throws SandboxNotFoundException      if the session does not exist
+     * @throws SandboxConfigurationException if the sandbox's image cannot run the proxy endpoint
+     * @throws SandboxUnsupportedException   if this implementation has no egress proxy (the managers the builder
+     *                                       makes all have one)
+     */
+    default void updateEgress(String sessionId, @Nullable EgressPolicy policy) {
+        throw new SandboxUnsupportedException(getClass().getName() + " has no egress proxy");
+    }
+
+    /**
+     * What the session's sandbox did through the egress proxy, as this manager counted it since it started.
+     *
+     * @param sessionId the session
+     * @return the counts; zero for a session that made no egress connection here
+     * @throws SandboxUnsupportedException if this implementation has no egress proxy
+     */
+    default EgressUsage egressUsage(String sessionId) {
+        throw new SandboxUnsupportedException(getClass().getName() + " has no egress proxy");
+    }
+
+    /**
      * Ends a use of the session. An ephemeral one is hard-killed and its workdir purged at once (as
      * {@link #destroy}), and the session can never be used again. For a persistent session nothing is stopped:
      * its container stays until the idle TTL, counted from the last activity (a release is not activity), and its
@@ -352,6 +383,7 @@ public interface SandboxManager extends AutoCloseable {
         private final Map<SandboxSpec, WarmPool> warmPools = new LinkedHashMap<>();
         private @Nullable Executor ioExecutor;
         private dev.sandboxkit.spi.@Nullable ArchiveStore archiveStore;
+        private dev.sandboxkit.spi.@Nullable EgressResolver egressResolver;
 
         Builder(SandboxConfig config) {
             this.config = config;
@@ -684,6 +716,22 @@ public interface SandboxManager extends AutoCloseable {
         }
 
         /**
+         * Resolves the names sandboxes ask the egress proxy for (see {@link SandboxSpec.Builder#egress}). By
+         * default the system DNS answers, and an answer that is loopback, link-local, any-local or multicast is
+         * refused unless a CIDR rule allows it (DNS rebinding); a resolver given here is trusted as it answers: an
+         * internal mirror's private address is used as given, and tests map names to {@code 127.0.0.1}.
+         *
+         * @param resolver the resolver; called on the proxy's I/O threads, once per connection
+         * @return this builder
+         * @throws IllegalStateException if this option was set already
+         */
+        public Builder egressResolver(dev.sandboxkit.spi.EgressResolver resolver) {
+            once("egressResolver");
+            this.egressResolver = Objects.requireNonNull(resolver, "resolver");
+            return this;
+        }
+
+        /**
          * Builds and starts the manager: resolves the driver, checks it can reach its backend, and
          * schedules the reaper.
          *
@@ -707,7 +755,7 @@ public interface SandboxManager extends AutoCloseable {
                         + "S3ArchiveStore), or unset archive-after");
             }
             return new ManagerSettings(config.copy(), compute, workspaces, store, clock, scheduler, listeners, pools, ioExecutor,
-                    archiveStore).start();
+                    archiveStore, egressResolver).start();
         }
 
         private void once(String option) {

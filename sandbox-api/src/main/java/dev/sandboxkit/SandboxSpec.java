@@ -47,6 +47,7 @@ public final class SandboxSpec {
     private final ExecMode execMode;
     private final @Nullable String runtime;
     private final @Nullable WorkspaceTemplate template;
+    private final @Nullable EgressPolicy egress;
 
     private SandboxSpec(@Nullable String image, Map<String, String> env, @Nullable String user, String network,
                         long memoryBytes, double cpus, long pidsLimit, long tmpSizeBytes, boolean dropAllCapabilities,
@@ -54,7 +55,7 @@ public final class SandboxSpec {
                         PullPolicy pullPolicy, Map<String, String> labels, boolean ephemeral, boolean managerScoped,
                         @Nullable Duration maxLifetime, @Nullable ExecRequest postCreate, @Nullable Proxy proxy,
                         @Nullable String extraCaCertificates, ExecMode execMode, @Nullable String runtime,
-                        @Nullable WorkspaceTemplate template) {
+                        @Nullable WorkspaceTemplate template, @Nullable EgressPolicy egress) {
         if (image == null || image.isBlank()) {
             throw new IllegalArgumentException("image is required");
         }
@@ -117,7 +118,15 @@ public final class SandboxSpec {
         this.extraCaCertificates = extraCaCertificates;
         this.execMode = execMode;
         this.runtime = runtime;
+        if (egress != null && !network.equals("none")) {
+            throw new IllegalArgumentException("egress needs network \"none\": on network " + quoted(network)
+                    + " a sandbox could go around the proxy");
+        }
+        if (egress != null && proxy != null) {
+            throw new IllegalArgumentException("a proxy and egress both set HTTP_PROXY: choose one");
+        }
         this.template = template;
+        this.egress = egress;
     }
 
     /**
@@ -312,6 +321,16 @@ public final class SandboxSpec {
     }
 
     /**
+     * Which hosts the sandbox may reach through the host-side egress proxy, or {@code null} for no proxy (network
+     * {@code none} then means no network at all). See {@link Builder#egress(EgressPolicy)}.
+     *
+     * @return the egress allow-list, or {@code null}
+     */
+    public @Nullable EgressPolicy egress() {
+        return egress;
+    }
+
+    /**
      * PEM certificates to trust in addition to the image's bundle, or {@code null}; installed under {@code
      * /tmp/.sandboxkit} in each new container and exposed through {@code SSL_CERT_FILE}, {@code REQUESTS_CA_BUNDLE},
      * {@code CURL_CA_BUNDLE}, {@code NODE_EXTRA_CA_CERTS}, {@code GIT_SSL_CAINFO} and {@code PIP_CERT}.
@@ -372,14 +391,14 @@ public final class SandboxSpec {
                 Objects.equals(postCreate, o.postCreate) && Objects.equals(proxy, o.proxy) &&
                 Objects.equals(extraCaCertificates, o.extraCaCertificates) &&
                 Objects.equals(execMode, o.execMode) && Objects.equals(runtime, o.runtime) &&
-                Objects.equals(template, o.template));
+                Objects.equals(template, o.template) && Objects.equals(egress, o.egress));
     }
 
     @Override
     public int hashCode() {
         return Objects.hash(image, env, user, network, memoryBytes, cpus, pidsLimit, tmpSizeBytes, dropAllCapabilities,
                 addCapabilities, noNewPrivileges, readOnlyRootFilesystem, init, pullPolicy, labels, ephemeral,
-                managerScoped, maxLifetime, postCreate, proxy, extraCaCertificates, execMode, runtime, template);
+                managerScoped, maxLifetime, postCreate, proxy, extraCaCertificates, execMode, runtime, template, egress);
     }
 
     @Override
@@ -392,7 +411,7 @@ public final class SandboxSpec {
                 ", pullPolicy=" + pullPolicy + ", labels=" + labels + ", ephemeral=" + ephemeral + ", managerScoped=" + managerScoped +
                 ", maxLifetime=" + maxLifetime + ", postCreate=" + postCreate + ", proxy=" + proxy +
                 ", extraCaCertificates=" + extraCaCertificates + ", execMode=" + execMode + ", runtime=" + runtime +
-                ", template=" + template + "]";
+                ", template=" + template + ", egress=" + egress + "]";
     }
 
 
@@ -566,6 +585,7 @@ public final class SandboxSpec {
         private ExecMode execMode = ExecMode.AUTO;
         private @Nullable String runtime;
         private @Nullable WorkspaceTemplate template;
+        private @Nullable EgressPolicy egress;
 
         private Builder() {
         }
@@ -595,6 +615,7 @@ public final class SandboxSpec {
             execMode = s.execMode;
             runtime = s.runtime;
             template = s.template;
+            egress = s.egress;
         }
 
         /**
@@ -902,6 +923,26 @@ public final class SandboxSpec {
         }
 
         /**
+         * Lets the sandbox reach the hosts a policy allows, and nothing else, while it stays on network {@code none}.
+         * Inside the sandbox, {@code HTTP_PROXY}, {@code HTTPS_PROXY} and their variants name a proxy endpoint on its
+         * own loopback ({@code 127.0.0.1:3128}); each connection to it is carried to the manager over the engine's
+         * exec streams, where the policy is checked, the name resolved on the host and the bytes spliced (CONNECT
+         * for TLS, absolute URIs for plain HTTP). A refusal is an HTTP 403 whose body names the host and the
+         * policy. The policy is stored with the session (header values included): it survives reap, resume and
+         * restarts; {@link SandboxManager#updateEgress} changes it for the next connection. The image needs
+         * BusyBox-style {@code sh}, {@code nc} (with {@code -l} and {@code -e}) and {@code mkfifo}; without them
+         * the acquire fails with {@link SandboxConfigurationException} naming what is missing.
+         *
+         * @param policy the allow-list ({@link EgressPolicy#denyAll()} for a proxy that refuses everything), or
+         *               {@code null} for no proxy
+         * @return this builder
+         */
+        public Builder egress(@Nullable EgressPolicy policy) {
+            this.egress = policy;
+            return this;
+        }
+
+        /**
          * Builds the spec.
          *
          * @return the immutable spec
@@ -911,7 +952,7 @@ public final class SandboxSpec {
             return new SandboxSpec(image, env, user, network, memoryBytes, cpus, pidsLimit, tmpSizeBytes,
                     dropAllCapabilities, addCapabilities, noNewPrivileges, readOnlyRootFilesystem, init,
                     pullPolicy, labels, ephemeral, managerScoped, maxLifetime, postCreate, proxy, extraCaCertificates,
-                    execMode, runtime, template);
+                    execMode, runtime, template, egress);
         }
     }
 }

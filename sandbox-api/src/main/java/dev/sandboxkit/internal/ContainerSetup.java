@@ -37,25 +37,37 @@ final class ContainerSetup {
 
     private final Map<SandboxSpec, Map<String, String>> envBySpec = new ConcurrentHashMap<>();
 
-    /** The environment every exec gets: spec env, proxy variables, CA variables (per-exec env wins later). */
-    Map<String, String> execEnvironment(SandboxSpec spec) {
-        return envBySpec.computeIfAbsent(spec, s -> {
-            Map<String, String> env = new LinkedHashMap<>();
-            if (s.proxy() != null) {
-                env.putAll(s.proxy().environment());
-            }
-            if (s.extraCaCertificates() != null) {
-                String bundle = CA_DIR + "/ca-bundle.pem";
-                env.put("SSL_CERT_FILE", bundle);
-                env.put("REQUESTS_CA_BUNDLE", bundle);
-                env.put("CURL_CA_BUNDLE", bundle);
-                env.put("GIT_SSL_CAINFO", bundle);
-                env.put("PIP_CERT", bundle);
-                env.put("NODE_EXTRA_CA_CERTS", CA_DIR + "/extra-ca.pem");
-            }
-            env.putAll(s.env());
-            return Map.copyOf(env);
-        });
+    /**
+     * The environment every exec gets: spec env, proxy or egress variables, CA variables (per-exec env wins later).
+     * {@code egress} is whether the session has an egress endpoint now, which updateEgress may have made differ
+     * from its spec.
+     */
+    Map<String, String> execEnvironment(SandboxSpec spec, boolean egress) {
+        if (egress != (spec.egress() != null)) {
+            return environment(spec, egress); // rare: not worth a cache entry
+        }
+        return envBySpec.computeIfAbsent(spec, s -> environment(s, egress));
+    }
+
+    private static Map<String, String> environment(SandboxSpec s, boolean egress) {
+        Map<String, String> env = new LinkedHashMap<>();
+        if (s.proxy() != null) {
+            env.putAll(s.proxy().environment());
+        }
+        if (egress) {
+            env.putAll(Egress.environment());
+        }
+        if (s.extraCaCertificates() != null) {
+            String bundle = CA_DIR + "/ca-bundle.pem";
+            env.put("SSL_CERT_FILE", bundle);
+            env.put("REQUESTS_CA_BUNDLE", bundle);
+            env.put("CURL_CA_BUNDLE", bundle);
+            env.put("GIT_SSL_CAINFO", bundle);
+            env.put("PIP_CERT", bundle);
+            env.put("NODE_EXTRA_CA_CERTS", CA_DIR + "/extra-ca.pem");
+        }
+        env.putAll(s.env());
+        return Map.copyOf(env);
     }
 
     static ExecRequest withEnvironment(Map<String, String> base, ExecRequest request) {
@@ -68,12 +80,13 @@ final class ContainerSetup {
     }
 
     /**
-     * Runs the set-up in a freshly started container and returns what to store on the session.
+     * Runs the set-up in a freshly started container and returns what to store on the session. {@code egress}:
+     * whether the session's egress endpoint runs (it starts first, so that the hook can install packages).
      *
      * @throws SandboxAcquireException if a step fails; the caller removes the container
      */
     Map<String, String> prepare(ComputeDriver compute, String sessionId, String sandboxId, SandboxSpec spec,
-                                Map<String, Duration> phases) {
+                                Map<String, Duration> phases, boolean egress) {
         if (spec.extraCaCertificates() == null && spec.postCreate() == null) {
             return Map.of();
         }
@@ -93,7 +106,7 @@ final class ContainerSetup {
             if (hook.timeout() == null) {
                 hook = hook.withTimeout(POST_CREATE_TIMEOUT); // a hung hook must not hang the acquire
             }
-            ExecResult r = compute.exec(sandboxId, withEnvironment(execEnvironment(spec), hook));
+            ExecResult r = compute.exec(sandboxId, withEnvironment(execEnvironment(spec, egress), hook));
             attributes.put(ATTR_EXIT, Integer.toString(r.exitCode()));
             attributes.put(ATTR_OUTPUT, tail(r));
             attributes.put(ATTR_MILLIS, Long.toString(r.duration().toMillis()));

@@ -1,5 +1,6 @@
 package dev.sandboxkit.internal;
 
+import dev.sandboxkit.EgressPolicy;
 import dev.sandboxkit.SandboxAcquireException;
 import dev.sandboxkit.SandboxEvent;
 import dev.sandboxkit.SandboxException;
@@ -47,10 +48,13 @@ final class ContainerStarter {
     private final Removals removals;
     private final Stats stats;
     private final Events events;
+    private final Egress egress;
+    /** The phase of a start that brings up the egress endpoint (in the Created and Resumed events). */
+    static final String PHASE_EGRESS = "egress";
 
     ContainerStarter(ComputeDriver compute, WorkspaceBackend workspaces, SessionStore store, Clock clock, Leases leases,
                      ManagerIdentity identity, ContainerSetup setup, Snapshots snapshots, Archives archives,
-                     WarmPools pools, Removals removals, Stats stats, Events events) {
+                     WarmPools pools, Removals removals, Stats stats, Events events, Egress egress) {
         this.compute = compute;
         this.workspaces = workspaces;
         this.store = store;
@@ -65,6 +69,7 @@ final class ContainerStarter {
         this.removals = removals;
         this.stats = stats;
         this.events = events;
+        this.egress = egress;
     }
 
     /**
@@ -151,6 +156,10 @@ final class ContainerStarter {
                 .withAttributes(scoped(new HashMap<>(slot.attributes()), spec));
         Optional<SessionRecord> written;
         try {
+            if (spec.egress() != null) {
+                egress.start(e.sessionId, slot.sandboxId(), spec.egress()); // a new session: its spec's policy
+                egress.forgetSlot(slot.slotId());
+            }
             written = writeNew(fresh, destroyed);
         } catch (RuntimeException ex) {
             pool.discard(slot.sandboxId(), workspace);
@@ -160,7 +169,8 @@ final class ContainerStarter {
             pool.discard(slot.sandboxId(), workspace); // never back into the pool: it was handed out
             throw new StaleRecord();
         }
-        e.activate(written.get(), spec, setup.execEnvironment(spec), slot.sandboxId(), clock.millis(), slot.startedAt());
+        e.activate(written.get(), spec, setup.execEnvironment(spec, spec.egress() != null), slot.sandboxId(),
+                clock.millis(), slot.startedAt());
         Duration took = Duration.ofNanos(System.nanoTime() - t0);
         stats.created.increment();
         stats.poolHits.increment();
@@ -236,9 +246,15 @@ final class ContainerStarter {
         }
         Instant started = leases.now();
         SessionRecord written;
+        EgressPolicy policy = Egress.policyOf(rec, spec);
         try {
+            if (policy != null) {
+                long egressStart = System.nanoTime();
+                egress.start(rec.sessionId(), sandboxId, policy);
+                phases.put(PHASE_EGRESS, Duration.ofNanos(System.nanoTime() - egressStart));
+            }
             Map<String, String> attributes = new HashMap<>(rec.attributes());
-            attributes.putAll(setup.prepare(compute, rec.sessionId(), sandboxId, spec, phases));
+            attributes.putAll(setup.prepare(compute, rec.sessionId(), sandboxId, spec, phases, policy != null));
             written = store.update(rec.withSandbox(SessionState.ACTIVE, sandboxId, started)
                     .withOwner(instanceId, leases.lease(started)).withLastActivity(started)
                     .withAttributes(scoped(attributes, spec)))
@@ -252,7 +268,7 @@ final class ContainerStarter {
             throw new StaleRecord();
         }
         long nowMillis = clock.millis();
-        e.activate(written, spec, setup.execEnvironment(spec), sandboxId, nowMillis, nowMillis);
+        e.activate(written, spec, setup.execEnvironment(spec, policy != null), sandboxId, nowMillis, nowMillis);
         Duration took = Duration.ofNanos(System.nanoTime() - t0);
         boolean resumed = !fresh;
         if (resumed) {
@@ -266,6 +282,15 @@ final class ContainerStarter {
             events.emit(resumed ? new SandboxEvent.Resumed(rec.sessionId(), sandboxId, started, phases, took)
                     : new SandboxEvent.Created(rec.sessionId(), sandboxId, started, phases, took, false));
         }
+    }
+
+    /**
+     * Starts the egress endpoint of a live sandbox whose session had none, and adds its variables to the commands
+     * run from now on. Lifecycle lock held.
+     */
+    void startEgress(SessionEntry e, EgressPolicy policy) {
+        egress.start(e.sessionId, e.sandboxId(), policy);
+        e.execEnv = setup.execEnvironment(e.spec, true);
     }
 
     /** Whether the stored record moved on since {@code rec} was read (a failed step may have raced a writer). */

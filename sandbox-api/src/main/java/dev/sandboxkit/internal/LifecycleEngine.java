@@ -1,5 +1,6 @@
 package dev.sandboxkit.internal;
 
+import dev.sandboxkit.EgressPolicy;
 import dev.sandboxkit.SandboxAcquireException;
 import dev.sandboxkit.SandboxEvent;
 import dev.sandboxkit.SandboxException;
@@ -9,6 +10,7 @@ import dev.sandboxkit.SessionState;
 import dev.sandboxkit.spi.WorkspaceBackend;
 import dev.sandboxkit.spi.SessionRecord;
 import dev.sandboxkit.spi.SessionStore;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
@@ -16,6 +18,8 @@ import org.slf4j.MDC;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -69,6 +73,7 @@ final class LifecycleEngine implements LifecycleActions {
     private final ProcessSupport processes;
     private final Removals removals;
     private final Stats stats;
+    private final Egress egress;
     private final Events events;
 
     /**
@@ -79,7 +84,7 @@ final class LifecycleEngine implements LifecycleActions {
     LifecycleEngine(WorkspaceBackend workspaces, SessionStore store, Clock clock, Leases leases, String instanceId,
                     long idleMillis, SessionRegistry sessions, SessionLocks locks, ClosedFlag closed,
                     ContainerStarter starter, SessionDestroyer destroyer, SpecCodec specs, Archives archives,
-                    ProcessSupport processes, Removals removals, Stats stats, Events events) {
+                    ProcessSupport processes, Removals removals, Stats stats, Events events, Egress egress) {
         this.workspaces = workspaces;
         this.store = store;
         this.clock = clock;
@@ -97,6 +102,7 @@ final class LifecycleEngine implements LifecycleActions {
         this.removals = removals;
         this.stats = stats;
         this.events = events;
+        this.egress = egress;
     }
 
     // ---------------------------------------------------------------- acquire
@@ -158,8 +164,8 @@ final class LifecycleEngine implements LifecycleActions {
         }
         if (!isNew) {
             SessionRecord rec = found.get();
-            starter.start(e, rec.specFingerprint().equals(fingerprint) ? rec : rec.withSpec(encoded, fingerprint, spec.ephemeral()),
-                    spec, false);
+            starter.start(e, rec.specFingerprint().equals(fingerprint) ? rec
+                    : Egress.specChanged(rec.withSpec(encoded, fingerprint, spec.ephemeral())), spec, false);
             return;
         }
         starter.startNew(e, spec, encoded, fingerprint, found, copyFrom);
@@ -220,6 +226,33 @@ final class LifecycleEngine implements LifecycleActions {
                 .spec(specs.decode(r.spec())).attributes(r.attributes()).build());
     }
 
+    /**
+     * Stores a new egress policy on the session and applies it to the live sandbox's next connection; starts the
+     * endpoint of a live sandbox that had none.
+     */
+    void updateEgress(String sessionId, @Nullable EgressPolicy policy) {
+        SessionIds.requireValid(sessionId);
+        checkOpen();
+        String encoded = Egress.encode(policy);
+        locks.underLock(sessionId, e -> {
+            SessionRecord rec = usable(sessionId);
+            Map<String, String> attributes = new HashMap<>(rec.attributes());
+            attributes.put(Egress.ATTR_POLICY, encoded);
+            SessionRecord written = store.update(rec.withAttributes(attributes)).orElseThrow(StaleRecord::new);
+            if (e.isActive() && Objects.equals(e.sandboxId(), written.sandboxId())) {
+                boolean endpointUp = Egress.policyOf(e.record, e.spec) != null;
+                e.record = written;
+                if (policy != null && !endpointUp) {
+                    starter.startEgress(e, policy);
+                } else {
+                    egress.update(sessionId, policy);
+                }
+            }
+            log.info("Session {}: egress now allows {}", sessionId, policy == null ? "no proxy" : policy.describe());
+            return null;
+        });
+    }
+
     /** Destroys an ephemeral session (or that incarnation of it); a persistent one keeps its container. */
     void release(String sessionId, Instant incarnation) {
         Optional<SessionRecord> rec = store.find(sessionId);
@@ -239,6 +272,7 @@ final class LifecycleEngine implements LifecycleActions {
                 // Only now: until the destroy is over, a concurrent acquire waits on this entry's lock
                 // instead of starting a container on a workdir about to be deleted.
                 sessions.forget(e);
+                egress.forget(sessionId);
             }
             return null;
         });

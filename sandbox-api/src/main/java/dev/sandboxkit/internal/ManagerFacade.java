@@ -1,5 +1,7 @@
 package dev.sandboxkit.internal;
 
+import dev.sandboxkit.EgressPolicy;
+import dev.sandboxkit.EgressUsage;
 import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.ExecResult;
 import dev.sandboxkit.ManagerStats;
@@ -19,6 +21,7 @@ import dev.sandboxkit.spi.SandboxDriver;
 import dev.sandboxkit.spi.WorkspaceBackend;
 import dev.sandboxkit.spi.SessionRecord;
 import dev.sandboxkit.spi.SessionStore;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -78,6 +81,7 @@ final class ManagerFacade implements SandboxManager {
     /** Runs forwards' accept loops and pumps, and archive uploads; ours to shut down unless the builder gave it. */
     private final Executor io;
     private final boolean ownsIo;
+    private final Egress egress;
 
     private ManagerFacade(ManagerSettings s, ComputeDriver compute, WorkspaceBackend workspaces, boolean ownsDriver,
                           Clock clock, String instanceId, Path workspaceRoot) {
@@ -99,26 +103,30 @@ final class ManagerFacade implements SandboxManager {
         this.stats = new Stats();
         this.closed = new ClosedFlag(instanceId);
         this.forwards = new PortForwards(compute, sessions, clock, io);
-        Removals removals = new Removals(compute, clock, forwards::closeFor);
+        Events events = new Events(s.listeners());
+        this.egress = new Egress(compute, io, scheduler, clock, s.egressResolver(), config, events);
+        Removals removals = new Removals(compute, clock, sandboxId -> {
+            forwards.closeFor(sandboxId);
+            egress.containerGone(sandboxId);
+        });
         this.storeIdentity = StoreIdentity.open(store, workspaceRoot, compute.name(),
                 Instant.ofEpochMilli(clock.millis()));
         ManagerIdentity identity = new ManagerIdentity(instanceId, SessionIds.requireValidInstanceId(config.getFleet()),
                 storeIdentity.id());
         SpecCodec specs = new SpecCodec();
         ContainerSetup setup = new ContainerSetup();
-        Events events = new Events(s.listeners());
         this.snapshots = new Snapshots(workspaces, clock, identity);
         this.pools = WarmPools.of(s.warmPools(), specs, (pool, fingerprint) -> new PoolManager(compute, workspaces,
-                identity, clock, scheduler, setup, removals, stats, snapshots, closed::isClosed, pool, fingerprint));
+                identity, clock, scheduler, setup, removals, stats, snapshots, closed::isClosed, pool, fingerprint, egress));
         ProcessSupport processes = new ProcessSupport(compute, store, sessions, clock);
         Archives archives = new Archives(workspaces, store, clock, leases, instanceId, specs, io, s.archiveStore(),
                 config.getArchiveAfter(), Path.of(System.getProperty("java.io.tmpdir"), "sandboxkit-archive-spool"));
         ContainerStarter starter = new ContainerStarter(compute, workspaces, store, clock, leases, identity, setup,
-                snapshots, archives, pools, removals, stats, events);
+                snapshots, archives, pools, removals, stats, events, egress);
         SessionLocks locks = new SessionLocks(sessions, events);
         this.engine = new LifecycleEngine(workspaces, store, clock, leases, instanceId, idleMillis, sessions, locks,
                 closed, starter, new SessionDestroyer(workspaces, store, clock, leases, instanceId, removals, processes,
-                archives, snapshots, stats, events), specs, archives, processes, removals, stats, events);
+                archives, snapshots, stats, events), specs, archives, processes, removals, stats, events, egress);
         this.workdirs = new WorkdirSteps(workspaces, store, specs, snapshots, archives, locks, closed, engine);
         this.shutdown = new Shutdown(scheduler, sessions, pools, engine);
         this.live = new LiveOperations(compute, workspaces, store, sessions, clock, config.fileLimits(), events,
@@ -235,6 +243,16 @@ final class ManagerFacade implements SandboxManager {
     }
 
     @Override
+    public void updateEgress(String sessionId, @Nullable EgressPolicy policy) {
+        engine.updateEgress(sessionId, policy);
+    }
+
+    @Override
+    public EgressUsage egressUsage(String sessionId) {
+        return egress.usage(sessionId);
+    }
+
+    @Override
     public void release(String sessionId) {
         engine.release(sessionId, null);
     }
@@ -314,7 +332,7 @@ final class ManagerFacade implements SandboxManager {
     @Override
     public ManagerStats stats() {
         long[] held = snapshots.totals();
-        return stats.snapshot(sessions.activeCount(), pools.size(), held[0], held[1]);
+        return stats.snapshot(sessions.activeCount(), pools.size(), held[0], held[1], egress);
     }
 
     @Override
@@ -350,6 +368,7 @@ final class ManagerFacade implements SandboxManager {
         shutdown.suspendAll();
         // Their containers are gone by now (or could not be removed): release their connections either way.
         live.closeTerminals();
+        egress.close();
         if (!Thread.currentThread().isInterrupted()) {
             reconciler.closing();
         }

@@ -7,6 +7,7 @@ import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.WarmPool;
 import dev.sandboxkit.spi.ArchiveStore;
 import dev.sandboxkit.spi.ComputeDriver;
+import dev.sandboxkit.spi.EgressResolver;
 import dev.sandboxkit.spi.WorkspaceBackend;
 import dev.sandboxkit.spi.SessionStore;
 import org.slf4j.Logger;
@@ -34,6 +35,7 @@ import java.util.concurrent.ScheduledExecutorService;
  * @param warmPools    warm pools
  * @param ioExecutor   the executor of port forwards and packing, or {@code null} for the manager's own
  * @param archiveStore the archive tier's store, or {@code null} for none
+ * @param egressResolver how the egress proxy resolves names, or {@code null} for the system's DNS
  */
 public record ManagerSettings(
         SandboxConfig config,
@@ -45,7 +47,8 @@ public record ManagerSettings(
         List<SandboxListener> listeners,
         List<WarmPool> warmPools,
         Executor ioExecutor,
-        ArchiveStore archiveStore) {
+        ArchiveStore archiveStore,
+        EgressResolver egressResolver) {
     private static final Logger log = LoggerFactory.getLogger(ManagerSettings.class);
 
     /** Copies. */

@@ -1,5 +1,6 @@
 package dev.sandboxkit.internal;
 
+import dev.sandboxkit.EgressPolicy;
 import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.SandboxAcquireException;
 import dev.sandboxkit.WarmPool;
@@ -57,10 +58,11 @@ final class PoolManager {
     private final AtomicInteger starting = new AtomicInteger();
     private final AtomicLong sequence = new AtomicLong();
     private volatile boolean closed;
+    private final Egress egress;
 
     PoolManager(ComputeDriver compute, WorkspaceBackend workspaces, ManagerIdentity identity, Clock clock,
                 ScheduledExecutorService scheduler, ContainerSetup setup, Removals removals, Stats stats,
-                Snapshots templates, BooleanSupplier managerClosed, WarmPool config, String fingerprint) {
+                Snapshots templates, BooleanSupplier managerClosed, WarmPool config, String fingerprint, Egress egress) {
         this.compute = compute;
         this.workspaces = workspaces;
         this.identity = identity;
@@ -73,6 +75,7 @@ final class PoolManager {
         this.managerClosed = managerClosed;
         this.config = config;
         this.fingerprint = fingerprint;
+        this.egress = egress;
     }
 
     int size() {
@@ -169,8 +172,12 @@ final class PoolManager {
             templates.seed(workspace, config.spec()); // a slot is handed out seeded, as a cold start would be
             String sandboxId = compute.create(new CreateRequest(slotId, config.spec(), workspace, labels));
             try {
+                EgressPolicy policy = config.spec().egress();
+                if (policy != null) {
+                    egress.startSlot(slotId, sandboxId, policy); // for the post-create hook; a checkout restarts it
+                }
                 Map<String, String> attributes = setup.prepare(compute, slotId, sandboxId, config.spec(),
-                        new java.util.HashMap<>());
+                        new java.util.HashMap<>(), policy != null);
                 // One exec while the slot waits warms the exec path (Docker opens the command channel then), so
                 // the first exec after a pool hit costs what any exec costs. Its exit code does not matter.
                 compute.exec(sandboxId, WARM_UP);

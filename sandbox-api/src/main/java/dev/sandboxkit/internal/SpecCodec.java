@@ -2,6 +2,7 @@ package dev.sandboxkit.internal;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import dev.sandboxkit.EgressPolicy;
 import dev.sandboxkit.ExecMode;
 import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.PullPolicy;
@@ -117,6 +118,9 @@ final class SpecCodec {
                 kv.put("template.snapshot", String.valueOf(template.snapshot()));
             }
         }
+        if (s.egress() != null) { // only when set: older specs keep their fingerprint
+            putEgress(kv, s.egress());
+        }
         StringBuilder b = new StringBuilder(VERSION).append('\n');
         kv.forEach((k, v) -> b.append(enc(k)).append('=').append(enc(v)).append('\n'));
         return b.toString();
@@ -141,6 +145,7 @@ final class SpecCodec {
         String[] hookDir = new String[1];
         Duration[] hookTimeout = new Duration[1];
         String[] proxy = new String[3];
+        EgressReader egress = new EgressReader();
         for (int i = 1; i < lines.length; i++) {
             if (lines[i].isEmpty()) {
                 continue;
@@ -156,6 +161,8 @@ final class SpecCodec {
                 b.addCapability(k.substring(4));
             } else if (k.startsWith("postCreate.arg.")) {
                 hookArgs.put(k, v);
+            } else if (egress.accept(k, v)) {
+                continue;
             } else if (k.startsWith("postCreate.env.")) {
                 hookEnv.put(k.substring("postCreate.env.".length()), v);
             } else {
@@ -193,10 +200,73 @@ final class SpecCodec {
             b.postCreate(ExecRequest.of(List.copyOf(hookArgs.values())).withEnv(hookEnv).withWorkingDir(hookDir[0])
                     .withTimeout(hookTimeout[0]));
         }
+        if (egress.on) {
+            b.egress(egress.build());
+        }
         if (proxy[0] != null || proxy[1] != null) {
             b.proxy(new SandboxSpec.Proxy(proxy[0], proxy[1], proxy[2]));
         }
         return b.build();
+    }
+
+    /** An egress policy alone, as {@code key=value} lines: how a session stores the one updateEgress set. */
+    static String encodeEgress(EgressPolicy policy) {
+        TreeMap<String, String> kv = new TreeMap<>();
+        putEgress(kv, policy);
+        StringBuilder b = new StringBuilder();
+        kv.forEach((k, v) -> b.append(enc(k)).append('=').append(enc(v)).append('\n'));
+        return b.toString();
+    }
+
+    static EgressPolicy decodeEgress(String text) {
+        EgressReader r = new EgressReader();
+        for (String line : text.split("\n")) {
+            int eq = line.indexOf('=');
+            if (eq > 0) {
+                r.accept(dec(line.substring(0, eq)), dec(line.substring(eq + 1)));
+            }
+        }
+        return r.build();
+    }
+
+    private static void putEgress(Map<String, String> kv, EgressPolicy policy) {
+        kv.put("egress", "on");
+        List<String> rules = policy.rules();
+        for (int i = 0; i < rules.size(); i++) {
+            kv.put(String.format("egress.rule.%06d", i), rules.get(i)); // zero-padded: the keys sort in rule order
+        }
+        // Header values are credentials: stored, like the rest of the session, where only the host reads them.
+        policy.headers().forEach((host, headers) -> headers.forEach((name, value) ->
+                kv.put("egress.header." + host + " " + name, value)));
+        policy.tlsUpstreamHosts().forEach(host -> kv.put("egress.tls." + host, "true"));
+    }
+
+    /** Collects an encoded egress policy's keys. */
+    private static final class EgressReader {
+        final TreeMap<String, String> rules = new TreeMap<>();
+        final EgressPolicy.Builder builder = EgressPolicy.builder();
+        boolean on;
+
+        boolean accept(String k, String v) {
+            if (k.equals("egress")) {
+                on = true;
+            } else if (k.startsWith("egress.rule.")) {
+                rules.put(k, v);
+            } else if (k.startsWith("egress.header.")) {
+                String[] hostAndName = k.substring("egress.header.".length()).split(" ", 2);
+                builder.header(hostAndName[0], hostAndName[1], v);
+            } else if (k.startsWith("egress.tls.")) {
+                builder.tlsUpstream(k.substring("egress.tls.".length()));
+            } else {
+                return false;
+            }
+            return true;
+        }
+
+        EgressPolicy build() {
+            rules.values().forEach(builder::allow);
+            return builder.build();
+        }
     }
 
     private static void putIfSet(Map<String, String> kv, String key, String value) {

@@ -27,10 +27,12 @@ final class Stats {
         suspended.updateAndGet(n -> Math.max(0, n - 1));
     }
 
-    ManagerStats snapshot(long active, long poolSize, long snapshots, long snapshotBytes) {
+    ManagerStats snapshot(long active, long poolSize, long snapshots, long snapshotBytes, Egress egress) {
         return ManagerStats.builder().active(active).suspended(suspended.get()).created(created.sum())
                 .resumed(resumed.sum()).idleReaped(idleReaped.sum()).lifetimeKilled(lifetimeKilled.sum())
                 .destroyed(destroyed.sum()).orphansRemoved(orphansRemoved.sum()).poolHits(poolHits.sum())
-                .poolMisses(poolMisses.sum()).poolSize(poolSize).snapshots(snapshots).snapshotBytes(snapshotBytes).build();
+                .poolMisses(poolMisses.sum()).poolSize(poolSize).snapshots(snapshots).snapshotBytes(snapshotBytes)
+                .egressAllowed(egress.allowed.sum()).egressDenied(egress.denied.sum())
+                .egressBytesIn(egress.bytesIn.sum()).egressBytesOut(egress.bytesOut.sum()).build();
     }
 }

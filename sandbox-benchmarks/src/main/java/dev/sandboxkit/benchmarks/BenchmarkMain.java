@@ -103,6 +103,9 @@ public final class BenchmarkMain {
             if (run.test("B14")) {
                 new ForwardBench(bench.report, bench::docker, SPEC, raw, bench.quick).run();
             }
+            if (run.test("B15")) {
+                new EgressBench(bench.report, bench::docker, SPEC, bench.quick).run();
+            }
         }
         bench.report.machineAfter(Machine.loadAverage());
         Files.createDirectories(out);

@@ -85,6 +85,7 @@ final class ServerCommand implements Callable<Integer> {
         f.put("--image", "spec.image");
         f.put("--pull", "spec.pull-policy");
         f.put("--network", "spec.network");
+        f.put("--egress", "spec.egress");
         f.put("--memory", "spec.memory");
         f.put("--cpus", "spec.cpus");
         f.put("--idle-ttl", "idle-timeout");
@@ -144,6 +145,12 @@ final class ServerCommand implements Callable<Integer> {
             description = "The sandboxes' network: none, bridge, or a network name (spec.network; default: the "
                     + "library's, ${bundle:default.spec.network}).")
     String network;
+
+    @Option(names = "--egress", paramLabel = "HOSTS",
+            description = "Hosts the sandboxes may reach over HTTP(S) through the host-side egress proxy while they "
+                    + "stay on network none, comma-separated: pypi.org,*.pythonhosted.org,github.com:443 "
+                    + "(spec.egress; default: no proxy). The model is told which.")
+    String egress;
 
     @Option(names = "--memory", paramLabel = "SIZE",
             description = "Memory limit per sandbox, swap included; 0 for none (spec.memory; default: the "

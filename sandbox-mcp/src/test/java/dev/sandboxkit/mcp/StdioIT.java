@@ -136,6 +136,49 @@ class StdioIT {
         }
     }
 
+    /**
+     * Issue 33's "done when": an MCP agent on a network-none sandbox fetches from the host its operator allowed
+     * (--egress), and only from it; the model is told which. The upstream is an HTTP server on 127.0.0.1, named by a
+     * CIDR rule, so the server's own DNS is never asked.
+     */
+    @Test
+    @Tag("slow")
+    void anAgentReachesTheAllowedHostOnlyThroughTheEgressProxy() throws IOException {
+        java.net.ServerSocket upstream = new java.net.ServerSocket(0, 10, java.net.InetAddress.getLoopbackAddress());
+        Thread answering = new Thread(() -> {
+            while (!upstream.isClosed()) {
+                try (java.net.Socket s = upstream.accept()) {
+                    BufferedReader in = new BufferedReader(new InputStreamReader(s.getInputStream(),
+                            StandardCharsets.ISO_8859_1));
+                    for (String line = in.readLine(); line != null && !line.isEmpty(); line = in.readLine()) {
+                        // the request head: any request gets the package
+                    }
+                    s.getOutputStream().write(("HTTP/1.1 200 OK\r\nContent-Length: 14\r\nConnection: close\r\n\r\n"
+                            + "package-bytes\n").getBytes(StandardCharsets.US_ASCII));
+                } catch (IOException e) {
+                    // closed at the end of the test, or a client that went away
+                }
+            }
+        }, "egress-upstream");
+        answering.setDaemon(true);
+        answering.start();
+        int port = upstream.getLocalPort();
+        Installation inst = installation("stdio-egress");
+        McpSyncClient agent = stdioClient(inst.command("egress", "--egress", "127.0.0.1/32:" + port), "stdio-egress");
+        try {
+            assertThat(agent.getServerInstructions()).contains("127.0.0.1/32:" + port);
+            assertThat(run(agent, "wget -q -O - http://127.0.0.1:" + port + "/pkg")).contains("package-bytes");
+            McpSchema.CallToolResult other = call(agent, "run_command",
+                    Map.of("command", "wget -q -O - http://127.0.0.2:" + port + "/pkg"));
+            assertThat(text(other)).contains("403").doesNotContain("package-bytes");
+            assertThat(run(agent, "nslookup example.com || echo no-dns")).contains("no-dns");
+        } finally {
+            agent.closeGracefully();
+            upstream.close();
+        }
+        awaitNoContainers(inst.fleet(), null, Duration.ofSeconds(60));
+    }
+
     @Test
     @Tag("slow") // the default tier keeps the first test: the adapter end to end on the real engine
     void killedAndStartedAgainWithTheSameKeyTheServerResumesTheWorkspace() {

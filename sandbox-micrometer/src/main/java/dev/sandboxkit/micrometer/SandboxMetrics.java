@@ -4,6 +4,7 @@ import dev.sandboxkit.SandboxEvent;
 import dev.sandboxkit.SandboxListener;
 import dev.sandboxkit.SandboxManager;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
@@ -34,11 +35,13 @@ import java.util.function.ToDoubleFunction;
  *
  * <ul>
  *   <li>{@code sandboxkit.events} counter, tag {@code event}: created, resumed, exec.started, exec.finished,
- *       idle.reaped, lifetime.killed, orphan.removed, destroyed</li>
+ *       idle.reaped, lifetime.killed, orphan.removed, destroyed, egress.denied</li>
  *   <li>{@code sandboxkit.phase} timer, tag {@code phase}: image-check, create, start, post-create, first-exec,
  *       pool-checkout</li>
  *   <li>{@code sandboxkit.start} timer, tag {@code kind} (created, resumed, pool): the whole start step</li>
  *   <li>{@code sandboxkit.exec} timer, tag {@code termination}: every exec's duration</li>
+ *   <li>function counters {@code sandboxkit.egress.connections} (tag {@code result}: allowed, denied) and
+ *       {@code sandboxkit.egress.bytes} (tag {@code direction}: in, out), read from the manager's stats</li>
  *   <li>gauges {@code sandboxkit.sandboxes.active}, {@code sandboxkit.sessions.suspended},
  *       {@code sandboxkit.pool.size}: NaN until {@link #monitor(SandboxManager)} names the manager</li>
  * </ul>
@@ -99,7 +102,23 @@ public final class SandboxMetrics implements SandboxListener, MeterBinder {
         gauge(registry, "sandboxkit.sessions.suspended", "sessions suspended by the manager and not resumed since",
                 m -> m.stats().suspended());
         gauge(registry, "sandboxkit.pool.size", "pre-started sandboxes waiting in warm pools", m -> m.stats().poolSize());
+        counter(registry, "sandboxkit.egress.connections", "result", "allowed", "egress connections allowed",
+                m -> m.stats().egressAllowed());
+        counter(registry, "sandboxkit.egress.connections", "result", "denied", "egress connections refused",
+                m -> m.stats().egressDenied());
+        counter(registry, "sandboxkit.egress.bytes", "direction", "in", "bytes from upstream hosts to sandboxes",
+                m -> m.stats().egressBytesIn());
+        counter(registry, "sandboxkit.egress.bytes", "direction", "out", "bytes from sandboxes to upstream hosts",
+                m -> m.stats().egressBytesOut());
         registries.add(registry);
+    }
+
+    private void counter(MeterRegistry registry, String name, String tagKey, String tagValue, String description,
+                         ToDoubleFunction<SandboxManager> read) {
+        FunctionCounter.builder(name, manager, ref -> {
+            SandboxManager m = ref.get();
+            return m == null ? 0 : read.applyAsDouble(m);
+        }).tags(tags).tag(tagKey, tagValue).description(description).register(registry);
     }
 
     private void gauge(MeterRegistry registry, String name, String description, ToDoubleFunction<SandboxManager> read) {
@@ -147,6 +166,8 @@ public final class SandboxMetrics implements SandboxListener, MeterBinder {
             count(registry, "orphan.removed");
         } else if (event instanceof SandboxEvent.Destroyed) {
             count(registry, "destroyed");
+        } else if (event instanceof SandboxEvent.EgressDenied) {
+            count(registry, "egress.denied");
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.sandboxkit.testkit;
 
+import org.jspecify.annotations.Nullable;
 import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.ExecResult;
 import dev.sandboxkit.ManagerStats;
@@ -102,6 +103,16 @@ final class RecordingSandboxManager implements SandboxManager {
     @Override
     public List<SandboxProcess> processes(String sessionId) {
         return delegate.processes(sessionId);
+    }
+
+    @Override
+    public void updateEgress(String sessionId, dev.sandboxkit.@Nullable EgressPolicy policy) {
+        delegate.updateEgress(sessionId, policy);
+    }
+
+    @Override
+    public dev.sandboxkit.EgressUsage egressUsage(String sessionId) {
+        return delegate.egressUsage(sessionId);
     }
 
     @Override

@@ -58,8 +58,9 @@ public final class ToolBridge {
     public static List<SyncToolSpecification> specifications(SandboxTools tools, Sessions sessions, Calls calls,
                                                              McpJsonMapper mapper) {
         List<SyncToolSpecification> specs = new ArrayList<>();
-        // A sandbox without a network cannot reach anything outside it: a closed world.
-        boolean network = !"none".equals(tools.spec().network());
+        // A sandbox without a network (or an egress allow-list) reaches nothing outside it: a closed world.
+        boolean network = !"none".equals(tools.spec().network())
+                || (tools.spec().egress() != null && !tools.spec().egress().rules().isEmpty());
         for (ToolDefinition d : tools.definitions()) {
             String title = title(d.tool());
             McpSchema.Tool tool = McpSchema.Tool.builder(d.name(), mapper, d.inputSchema())

@@ -48,7 +48,13 @@ public final class ModelInstructions {
                 + "Use paths relative to ").append(SandboxSpec.WORKSPACE).append(" or chain commands with `&&`.\n");
         b.append("- Commands run as an unprivileged user without sudo, so system package managers do not work; "
                 + "install tools inside ").append(SandboxSpec.WORKSPACE).append(" if they must survive a restart.\n");
-        if ("none".equals(spec.network())) {
+        if (spec.egress() != null) {
+            b.append(spec.egress().rules().isEmpty()
+                    ? "- There is no network access: every host is refused (HTTP 403).\n"
+                    : "- The only network access is HTTP(S) through a proxy (already configured in the environment) to: "
+                    + spec.egress().describe() + ". Other hosts are refused with HTTP 403, and DNS lookups fail, "
+                    + "so use tools that honour HTTP_PROXY/HTTPS_PROXY (pip, npm, git, curl, wget).\n");
+        } else if ("none".equals(spec.network())) {
             b.append("- There is no network access.\n");
         } else if (spec.proxy() != null) {
             b.append("- Network access goes through a proxy (already configured in the environment).\n");

@@ -16,6 +16,9 @@ import java.util.Set;
  * client carried the call (fields it left unset are absent, so the engine's defaults apply as before).
  */
 public final class ContainerBody {
+    /** The pids limit of a gVisor container: room for its own threads under load. */
+    static final long GVISOR_PIDS_FLOOR = 16_384;
+
     /** The capability names docker-java 3.7 knew; others were refused before any call. */
     static final Set<String> CAPABILITIES = Set.of("ALL", "AUDIT_CONTROL", "AUDIT_READ", "AUDIT_WRITE",
             "BLOCK_SUSPEND", "BPF", "CHECKPOINT_RESTORE", "CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER",
@@ -37,6 +40,18 @@ public final class ContainerBody {
      * @return the body
      * @throws SandboxConfigurationException if the spec names an unknown capability
      */
+    /**
+     * Under gVisor the container's pids cgroup holds gVisor's own threads (the sandbox's processes are its tasks, not
+     * host processes): the spec's limit would not bound the sandbox, and reaching it kills the whole sandbox (seen at
+     * 50 concurrent downloads under the default 512). There it is a backstop for gVisor's threads, never below
+     * {@value #GVISOR_PIDS_FLOOR}; the memory limit bounds a fork bomb inside.
+     */
+    static long pidsLimit(SandboxSpec spec) {
+        String runtime = spec.runtime();
+        boolean gvisor = runtime != null && (runtime.contains("runsc") || runtime.contains("gvisor"));
+        return gvisor ? Math.max(spec.pidsLimit(), GVISOR_PIDS_FLOOR) : spec.pidsLimit();
+    }
+
     public static ObjectNode sandbox(CreateRequest request, ObjectNode mount, String user) {
         SandboxSpec spec = request.spec();
         ObjectNode body = EngineClient.JSON.createObjectNode();
@@ -69,7 +84,7 @@ public final class ContainerBody {
             hc.putArray("SecurityOpt").add("no-new-privileges");
         }
         if (spec.pidsLimit() > 0) {
-            hc.put("PidsLimit", spec.pidsLimit());
+            hc.put("PidsLimit", pidsLimit(spec));
         }
         if (spec.memoryBytes() > 0) {
             hc.put("Memory", spec.memoryBytes()).put("MemorySwap", spec.memoryBytes()); // swap = memory: no swap

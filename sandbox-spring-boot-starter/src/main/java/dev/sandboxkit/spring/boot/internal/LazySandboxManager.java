@@ -1,5 +1,6 @@
 package dev.sandboxkit.spring.boot.internal;
 
+import org.jspecify.annotations.Nullable;
 import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.ExecResult;
 import dev.sandboxkit.ManagerStats;
@@ -143,6 +144,16 @@ public final class LazySandboxManager implements SandboxManager {
     @Override
     public List<SandboxProcess> processes(String sessionId) {
         return delegate().processes(sessionId);
+    }
+
+    @Override
+    public void updateEgress(String sessionId, dev.sandboxkit.@Nullable EgressPolicy policy) {
+        delegate().updateEgress(sessionId, policy);
+    }
+
+    @Override
+    public dev.sandboxkit.EgressUsage egressUsage(String sessionId) {
+        return delegate().egressUsage(sessionId);
     }
 
     @Override
