@@ -5,6 +5,7 @@ import dev.sandboxkit.ExecRequest;
 import dev.sandboxkit.ExecResult;
 import dev.sandboxkit.PullPolicy;
 import dev.sandboxkit.Sandbox;
+import dev.sandboxkit.SandboxConfig;
 import dev.sandboxkit.SandboxEvent;
 import dev.sandboxkit.SandboxManager;
 import dev.sandboxkit.SandboxSpec;
@@ -152,13 +153,18 @@ abstract class EgressOnDockerContract {
         }
         clock = new ManualClock();
         scheduler = new ManualScheduler(clock);
-        SandboxManager.Builder b = SandboxManager.builder().driver("docker").workspaceRoot(root).clock(clock)
+        manager = builder(new SandboxConfig()).build();
+    }
+
+    /** A manager on the test engine, its clock and scheduler, resolving only the test names to loopback. */
+    SandboxManager.Builder builder(SandboxConfig config) {
+        SandboxManager.Builder b = SandboxManager.builder(config).driver("docker").workspaceRoot(root).clock(clock)
                 .scheduler(scheduler).idleTimeout(TTL).reaperInterval(REAPER).egressResolver(LOOPBACK_NAMES)
                 .listener(events::add);
         if (volumes()) {
             b.driverProperty("docker.workdirs", "volume");
         }
-        manager = b.build();
+        return b;
     }
 
     @AfterEach
