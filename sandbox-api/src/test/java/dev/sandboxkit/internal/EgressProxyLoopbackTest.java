@@ -38,24 +38,7 @@ class EgressProxyLoopbackTest {
 
     private final java.util.concurrent.ScheduledExecutorService timers =
             java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
-    /** What the proxy told its listener, one line per call. */
-    final List<String> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
-    private final EgressProxy.Listener listener = new EgressProxy.Listener() {
-        @Override
-        public void denied(String sessionId, String sandboxId, String host, int port, String reason) {
-            heard.add("denied " + sessionId + " " + sandboxId + " " + host + ":" + port);
-        }
-
-        @Override
-        public void allowed(String sessionId, String sandboxId, String host, int port) {
-            heard.add("allowed " + sessionId + " " + sandboxId + " " + host + ":" + port);
-        }
-
-        @Override
-        public void closed(String sessionId, long bytesIn, long bytesOut) {
-            heard.add("closed " + sessionId);
-        }
-    };
+    private final RecordingEgressListener listener = new RecordingEgressListener();
 
     @BeforeEach
     void setUp() throws IOException {
@@ -99,7 +82,7 @@ class EgressProxyLoopbackTest {
         try (ServerSocket pair = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
              Socket client = new Socket(InetAddress.getLoopbackAddress(), pair.getLocalPort())) {
             Socket sandboxSide = pair.accept();
-            proxy.serve("s1", "sbx-s1", new SocketConnection(sandboxSide), () -> policy);
+            proxy.serve("s1", "sbx-s1", new SocketPortConnection(sandboxSide), () -> policy);
             client.getOutputStream().write(request.getBytes(StandardCharsets.ISO_8859_1));
             client.getOutputStream().flush();
             client.setSoTimeout(30_000);
@@ -118,6 +101,7 @@ class EgressProxyLoopbackTest {
         assertThat(upstreamSaw.get()).startsWith("GET /x?y=1 HTTP/1.1\r\n")
                 .contains("Connection: close").doesNotContain("Proxy-Authorization");
         assertThat(proxy.counters("s1").allowed()).isEqualTo(1);
+        assertThat(listener.heard).startsWith("allowed s1 sbx-s1 allowed.test:" + upstream.getLocalPort());
     }
 
     @Test
@@ -135,6 +119,7 @@ class EgressProxyLoopbackTest {
         assertThat(reply).startsWith("HTTP/1.1 403 Forbidden").contains(
                 "denied.test:443 is not in this sandbox's egress allow-list (allowed: pypi.org, *.pythonhosted.org)");
         assertThat(proxy.counters("s1").denied()).isEqualTo(1);
+        assertThat(listener.heard).containsExactly("denied s1 sbx-s1 denied.test:443");
     }
 
     @ParameterizedTest
@@ -154,40 +139,5 @@ class EgressProxyLoopbackTest {
         policy.set(EgressPolicy.parse("allowed.test"));
         assertThat(exchange(policy.get(), "GET http://allowed.test:" + upstream.getLocalPort() + "/ HTTP/1.1\r\n\r\n"))
                 .startsWith("HTTP/1.1 200 OK");
-    }
-
-    /** Test double for the sandbox side: one end of a loopback socket pair. */
-    private record SocketConnection(Socket socket) implements PortConnection {
-        @Override
-        public InputStream input() {
-            try {
-                return socket.getInputStream();
-            } catch (IOException e) {
-                throw new IllegalStateException(e);
-            }
-        }
-
-        @Override
-        public OutputStream output() {
-            try {
-                return socket.getOutputStream();
-            } catch (IOException e) {
-                throw new IllegalStateException(e);
-            }
-        }
-
-        @Override
-        public void shutdownOutput() throws IOException {
-            socket.shutdownOutput();
-        }
-
-        @Override
-        public void close() {
-            try {
-                socket.close();
-            } catch (IOException e) {
-                // test double
-            }
-        }
     }
 }

@@ -48,24 +48,7 @@ class EgressProxyTest {
 
     private final java.util.concurrent.ScheduledExecutorService timers =
             java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
-    /** What the proxy told its listener, one line per call. */
-    final List<String> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
-    private final EgressProxy.Listener listener = new EgressProxy.Listener() {
-        @Override
-        public void denied(String sessionId, String sandboxId, String host, int port, String reason) {
-            heard.add("denied " + sessionId + " " + sandboxId + " " + host + ":" + port);
-        }
-
-        @Override
-        public void allowed(String sessionId, String sandboxId, String host, int port) {
-            heard.add("allowed " + sessionId + " " + sandboxId + " " + host + ":" + port);
-        }
-
-        @Override
-        public void closed(String sessionId, long bytesIn, long bytesOut) {
-            heard.add("closed " + sessionId);
-        }
-    };
+    private final RecordingEgressListener listener = new RecordingEgressListener();
 
     @BeforeEach
     void start() throws IOException {

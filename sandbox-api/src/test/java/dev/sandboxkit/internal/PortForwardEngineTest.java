@@ -78,7 +78,7 @@ class PortForwardEngineTest {
             public PortConnection connect(String sandboxId, int port) {
                 connects.incrementAndGet();
                 try {
-                    return new SocketConnection(new Socket(InetAddress.getLoopbackAddress(), echo.getLocalPort()));
+                    return new SocketPortConnection(new Socket(InetAddress.getLoopbackAddress(), echo.getLocalPort()));
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
                 }
@@ -115,40 +115,6 @@ class PortForwardEngineTest {
                 });
             } catch (IOException | java.util.concurrent.RejectedExecutionException closed) {
                 return;
-            }
-        }
-    }
-
-    private record SocketConnection(Socket socket) implements PortConnection {
-        @Override
-        public InputStream input() {
-            try {
-                return socket.getInputStream();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
-
-        @Override
-        public OutputStream output() {
-            try {
-                return socket.getOutputStream();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
-
-        @Override
-        public void shutdownOutput() throws IOException {
-            socket.shutdownOutput();
-        }
-
-        @Override
-        public void close() {
-            try {
-                socket.close();
-            } catch (IOException ignored) {
-                // closed
             }
         }
     }
