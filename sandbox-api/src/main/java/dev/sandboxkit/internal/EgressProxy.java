@@ -22,6 +22,9 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.SSLSocketFactory;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -118,6 +121,7 @@ public final class EgressProxy {
     private final ScheduledExecutorService scheduler;
     private final Clock clock;
     private final Listener listener;
+    private SSLSocketFactory tlsFactory;
     private final EgressResolver resolver;
     private final boolean resolverTrusted;
     private final AtomicInteger openTotal = new AtomicInteger();
@@ -143,6 +147,37 @@ public final class EgressProxy {
         this.listener = listener;
         this.resolverTrusted = resolver != null;
         this.resolver = resolver != null ? resolver : EgressResolver.system();
+        this.tlsFactory = (SSLSocketFactory) SSLSocketFactory.getDefault();
+    }
+
+    /**
+     * Creates the proxy with the TLS client used for {@link EgressPolicy#tlsUpstream} hosts (the JVM's default trust
+     * store otherwise), for an operator's private CA or a test's.
+     *
+     * @param settings   limits and timeouts
+     * @param executor   runs each connection's I/O
+     * @param scheduler  runs the timeouts
+     * @param clock      time source
+     * @param resolver   an operator's resolver, or {@code null} for the system DNS
+     * @param listener   hears refusals, connections and their bytes
+     * @param tlsFactory makes the TLS connections to upstream hosts; the host name is checked (HTTPS rules)
+     */
+    public EgressProxy(Settings settings, Executor executor, ScheduledExecutorService scheduler, Clock clock,
+                       @Nullable EgressResolver resolver, Listener listener, SSLSocketFactory tlsFactory) {
+        this(settings, executor, scheduler, clock, resolver, listener);
+        this.tlsFactory = tlsFactory;
+    }
+
+    /** TLS over a connected socket, with the certificate checked against the host name. */
+    private Socket startTls(Socket plain, String host, int port) throws IOException {
+        SSLSocket tlsSocket = (SSLSocket) tlsFactory.createSocket(plain, host, port, true);
+        SSLParameters parameters = tlsSocket.getSSLParameters();
+        parameters.setEndpointIdentificationAlgorithm("HTTPS");
+        tlsSocket.setSSLParameters(parameters);
+        tlsSocket.setSoTimeout((int) settings.connectTimeout().toMillis());
+        tlsSocket.startHandshake();
+        tlsSocket.setSoTimeout(0);
+        return tlsSocket;
     }
 
     /**
@@ -185,11 +220,22 @@ public final class EgressProxy {
         }
     }
 
+    /** Schedules a task, or returns {@code null} when the scheduler is shut down (the manager is closing). */
+    private @Nullable ScheduledFuture<?> later(Runnable task, long millis) {
+        try {
+            return scheduler.schedule(task, millis, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException closing) {
+            return null;
+        }
+    }
+
     /** {@link #finish} without a thread: half-close now, close after the grace period. */
     private void finishLater(PortConnection side) {
         try {
             side.shutdownOutput();
-            scheduler.schedule(side::close, GRACE_MILLIS, TimeUnit.MILLISECONDS);
+            if (later(side::close, GRACE_MILLIS) == null) {
+                side.close();
+            }
         } catch (IOException | RuntimeException gone) {
             side.close();
         }
@@ -201,7 +247,11 @@ public final class EgressProxy {
      * a 403 that never arrived). A sandbox that does not close within {@value #GRACE_MILLIS} ms is cut off.
      */
     private void finish(PortConnection side) {
-        ScheduledFuture<?> deadline = scheduler.schedule(side::close, GRACE_MILLIS, TimeUnit.MILLISECONDS);
+        ScheduledFuture<?> deadline = later(side::close, GRACE_MILLIS);
+        if (deadline == null) {
+            side.close();
+            return;
+        }
         try {
             side.shutdownOutput();
             InputStream in = side.input();
@@ -242,8 +292,10 @@ public final class EgressProxy {
         InputStream in = side.input();
         byte[] head;
         // A sandbox that connects and sends nothing must not hold a thread and a place for ever.
-        ScheduledFuture<?> headTimer = scheduler.schedule(side::close, settings.headReadTimeout().toMillis(),
-                TimeUnit.MILLISECONDS);
+        ScheduledFuture<?> headTimer = later(side::close, settings.headReadTimeout().toMillis());
+        if (headTimer == null) {
+            return; // the manager is closing
+        }
         try {
             head = readHead(in);
         } catch (IOException e) {
@@ -300,8 +352,10 @@ public final class EgressProxy {
             }
         } else {
             host = authority;
-            port = defaultPort;
+            // An http:// URL the proxy sends on over TLS (tlsUpstream) means the host's HTTPS port.
+            port = !connect && policy.tlsUpstream(host) ? 443 : defaultPort;
         }
+        boolean tls = !connect && policy.tlsUpstream(host);
         if (host.isEmpty() || port < 1 || port > 65535) {
             reply(side, 400, "Bad Request", "malformed target '" + authority + "'");
             return;
@@ -356,6 +410,15 @@ public final class EgressProxy {
             }
             return;
         }
+        if (tls) {
+            try {
+                up = startTls(up, host, port);
+            } catch (IOException e) {
+                closeQuietly(up);
+                reply(side, 502, "Bad Gateway", "TLS to " + host + ":" + port + " failed: " + e.getMessage());
+                return;
+            }
+        }
         Tunnel tunnel = new Tunnel(s, up, side);
         try (Socket upstream = up) {
             s.allowed.incrementAndGet();
@@ -366,13 +429,19 @@ public final class EgressProxy {
                 toSandbox.flush();
             } else {
                 StringBuilder b = new StringBuilder(req[0]).append(' ').append(path).append(" HTTP/1.1\r\n");
+                Map<String, String> injected = policy.headersFor(host);
+                java.util.Set<String> replaced = new java.util.HashSet<>();
+                injected.keySet().forEach(n -> replaced.add(n.toLowerCase(Locale.ROOT)));
                 for (int i = 1; i < lines.length; i++) {
                     String name = lines[i].substring(0, Math.max(0, lines[i].indexOf(':'))).strip()
                             .toLowerCase(Locale.ROOT);
-                    if (!name.startsWith("proxy-") && !name.equals("connection") && !name.equals("keep-alive")) {
+                    if (!name.startsWith("proxy-") && !name.equals("connection") && !name.equals("keep-alive")
+                            && !replaced.contains(name)) {
                         b.append(lines[i]).append("\r\n");
                     }
                 }
+                // The credential is added here, on the host: the sandbox never sees it (its own value is dropped).
+                injected.forEach((n, v) -> b.append(n).append(": ").append(v).append("\r\n"));
                 b.append("Connection: close\r\n\r\n");
                 upstream.getOutputStream().write(b.toString().getBytes(StandardCharsets.ISO_8859_1));
                 upstream.getOutputStream().flush();
@@ -382,7 +451,9 @@ public final class EgressProxy {
             executor.execute(() -> {
                 try {
                     tunnel.copy(in, upstream.getOutputStream(), tunnel.out, s.bytesOut);
-                    upstream.shutdownOutput();
+                    if (!(upstream instanceof SSLSocket)) {
+                        upstream.shutdownOutput(); // TLS has no half-close; the request ends with its head
+                    }
                 } catch (IOException e) {
                     closeQuietly(upstream);
                 } finally {
@@ -426,11 +497,15 @@ public final class EgressProxy {
 
         void watch() {
             long every = Math.max(10, settings.tunnelIdle().toMillis() / 4);
-            check = scheduler.scheduleWithFixedDelay(() -> {
-                if (clock.millis() - lastByte >= settings.tunnelIdle().toMillis()) {
-                    closeBoth();
-                }
-            }, every, every, TimeUnit.MILLISECONDS);
+            try {
+                check = scheduler.scheduleWithFixedDelay(() -> {
+                    if (clock.millis() - lastByte >= settings.tunnelIdle().toMillis()) {
+                        closeBoth();
+                    }
+                }, every, every, TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.RejectedExecutionException closing) {
+                closeBoth(); // the manager is closing
+            }
         }
 
         void copy(InputStream from, OutputStream to, AtomicLong mine, AtomicLong sessionTotal) throws IOException {
