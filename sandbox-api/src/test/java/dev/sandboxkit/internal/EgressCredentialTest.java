@@ -96,28 +96,8 @@ class EgressCredentialTest {
         timers.shutdownNow();
     }
 
-    /** Answers each connection with its body, after keeping the request head. */
     private void serve(ServerSocket server, String body) {
-        io.execute(() -> {
-            while (!server.isClosed()) {
-                try (Socket s = server.accept()) {
-                    InputStream in = s.getInputStream();
-                    StringBuilder head = new StringBuilder();
-                    while (!head.toString().endsWith("\r\n\r\n")) {
-                        int b = in.read();
-                        if (b < 0) {
-                            break;
-                        }
-                        head.append((char) b);
-                    }
-                    upstreamSaw.set(head.toString());
-                    s.getOutputStream().write(("HTTP/1.1 200 OK\r\nContent-Length: " + body.length()
-                            + "\r\nConnection: close\r\n\r\n" + body).getBytes(StandardCharsets.ISO_8859_1));
-                } catch (IOException e) {
-                    // closed at teardown, or a handshake the test meant to fail
-                }
-            }
-        });
+        TestUpstream.serve(server, io, body, upstreamSaw);
     }
 
     private String exchange(EgressPolicy policy, String request) throws IOException {

@@ -43,26 +43,7 @@ class EgressProxyLoopbackTest {
     @BeforeEach
     void setUp() throws IOException {
         upstream = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-        io.execute(() -> {
-            while (!upstream.isClosed()) {
-                try (Socket s = upstream.accept()) {
-                    InputStream in = s.getInputStream();
-                    StringBuilder head = new StringBuilder();
-                    while (!head.toString().endsWith("\r\n\r\n")) {
-                        int b = in.read();
-                        if (b < 0) {
-                            break;
-                        }
-                        head.append((char) b);
-                    }
-                    upstreamSaw.set(head.toString());
-                    s.getOutputStream().write(("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello")
-                            .getBytes(StandardCharsets.ISO_8859_1));
-                } catch (IOException e) {
-                    // closed at teardown
-                }
-            }
-        });
+        TestUpstream.serve(upstream, io, "hello", upstreamSaw);
         proxy = new EgressProxy(EgressProxy.Settings.DEFAULTS, io, timers, Clock.systemUTC(), host -> {
             if (host.equals("allowed.test") || host.equals("denied.test")) {
                 return List.of(InetAddress.getLoopbackAddress());
