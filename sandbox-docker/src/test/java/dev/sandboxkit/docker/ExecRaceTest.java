@@ -106,7 +106,8 @@ class ExecRaceTest extends DriverOnDocker {
         List<Future<String>> outcomes = new ArrayList<>();
         outcomes.add(threads.submit(() -> {
             go.await(30, TimeUnit.SECONDS);
-            return outcome(id, ExecRequest.shell("echo started; sleep 2"), "started\n", true);
+            // Long enough that a removal slowed by a loaded engine (seen: over 2 s) still ends it.
+            return outcome(id, ExecRequest.shell("echo started; sleep 20"), "started\n", true);
         }));
         for (int i = 0; i < SHORT_EXECS; i++) {
             long offset = ThreadLocalRandom.current().nextLong(0, 50);
