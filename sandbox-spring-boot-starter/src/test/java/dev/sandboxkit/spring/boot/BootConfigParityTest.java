@@ -111,6 +111,9 @@ class BootConfigParityTest {
         Map<String, String> samples = new TreeMap<>();
         List<String> properties = new ArrayList<>();
         for (SandboxConfig.Key k : SandboxConfig.keys()) {
+            if (k.name().equals("spec.egress")) {
+                continue; // excludes the samples of spec.network and spec.http-proxy: checked alone above
+            }
             samples.put(sampleKey(k), ConfigSamples.sample(k));
             properties.add(SandboxConfig.PREFIX + sampleKey(k) + "=" + ConfigSamples.sample(k));
         }
