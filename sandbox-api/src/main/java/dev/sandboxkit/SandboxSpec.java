@@ -930,8 +930,8 @@ public final class SandboxSpec {
          * for TLS, absolute URIs for plain HTTP). A refusal is an HTTP 403 whose body names the host and the
          * policy. The policy is stored with the session (header values included): it survives reap, resume and
          * restarts; {@link SandboxManager#updateEgress} changes it for the next connection. The image needs
-         * BusyBox-style {@code sh}, {@code nc} (with {@code -l} and {@code -e}) and {@code mkfifo}; without them
-         * the acquire fails with {@link SandboxConfigurationException} naming what is missing.
+         * BusyBox-style {@code sh}, {@code nc} (with {@code -l} and {@code -e}), {@code mkfifo} and {@code dd};
+         * without them the acquire fails with {@link SandboxConfigurationException} naming what is missing.
          *
          * @param policy the allow-list ({@link EgressPolicy#denyAll()} for a proxy that refuses everything), or
          *               {@code null} for no proxy
